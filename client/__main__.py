@@ -1,0 +1,3 @@
+from relore.client.cli import entry
+
+entry()

@@ -1,0 +1,115 @@
+"""``relore``: the agent's read-only client. Standard library only (invariant 1)."""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import json
+import os
+import re
+import sys
+from typing import TextIO
+
+from relore.client import render, transport, wire
+from relore.client.version import __version__
+
+_REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+class ExitStatus(enum.IntEnum):
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    DAEMON_DOWN = 3
+    VERSION_MISMATCH = 4
+    NOT_READY = 5
+
+
+def _repo(value: str) -> str:
+    if not _REPO_RE.match(value):
+        raise argparse.ArgumentTypeError(f"expected owner/name, got {value!r}")
+    return value
+
+
+def _limit(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a whole number") from None
+    if not 1 <= n <= 10:
+        raise argparse.ArgumentTypeError("at most 10 hits per page, at least 1")
+    return n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="relore",
+        description="Read a repository's issue and PR history from a relore daemon "
+        f"(RELORE_API, default {wire.DEFAULT_API}).",
+    )
+    parser.add_argument("--version", action="version", version=f"relore {__version__}")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    s = verbs.add_parser("search", help="ranked search over issues, PRs and comments")
+    s.add_argument("text", help="words, an error line, a path")
+    s.add_argument("--repo", type=_repo, help="owner/name")
+    s.add_argument("--limit", type=_limit, default=10, help="hits, 1-10 (default 10)")
+    s.add_argument("--trust", choices=["authoritative", "reported", "machine"])
+    s.add_argument("--state", choices=["open", "closed", "merged"])
+    s.add_argument("--author", help="GitHub login")
+    s.add_argument("--json", action="store_true", help="the daemon's page as JSON")
+
+    st = verbs.add_parser("status", help="what the index holds")
+    st.add_argument("--repo", type=_repo, help="owner/name")
+    st.add_argument("--json", action="store_true", help="the daemon's page as JSON")
+    return parser
+
+
+def main(
+    argv: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    env = os.environ if env is None else env
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    api = env.get("RELORE_API") or wire.DEFAULT_API
+    try:
+        if args.verb == "search":
+            params = {
+                "q": args.text,
+                "repo": args.repo,
+                "limit": args.limit,
+                "trust": args.trust,
+                "state": args.state,
+                "author": args.author,
+            }
+            page = transport.get(api, "search", params)
+            text = render.search_page(page)
+        else:
+            page = transport.get(api, "status", {"repo": args.repo})
+            text = render.status_page(page)
+    except transport.DaemonDown as exc:
+        print(f"relore: {exc}; start it with `relored serve` or set RELORE_API", file=stderr)
+        return ExitStatus.DAEMON_DOWN
+    except transport.VersionMismatch as exc:
+        print(f"relore: {exc}", file=stderr)
+        return ExitStatus.VERSION_MISMATCH
+    except transport.DaemonError as exc:
+        print(f"relore: {exc}", file=stderr)
+        if exc.status == 400:
+            return ExitStatus.USAGE
+        if exc.status == 503:
+            return ExitStatus.NOT_READY
+        return ExitStatus.ERROR
+    print(json.dumps(page, ensure_ascii=False, indent=2) if args.json else text, file=stdout)
+    return ExitStatus.OK
+
+
+def entry() -> None:
+    sys.exit(main())

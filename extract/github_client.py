@@ -1,0 +1,251 @@
+"""The GitHub REST client: base URL and token from the environment, retries, Link pagination.
+
+Two rules carried over from measuring the real API:
+
+* A listing is walked by following ``Link: rel="next"`` verbatim. Issue listings 422 past
+  about page 100 and hand out opaque ``after=`` cursors; a client that builds ``page=N``
+  itself stops at the wall. (With httpx, requesting a Link URL with ``params={}`` drops
+  its query string; ``params=None`` keeps it.)
+* A 5xx and a connection dropped mid-body are both retried; a rate limit waits (primary:
+  until ``x-ratelimit-reset``; secondary: ``retry-after``); any other 4xx is an answer about
+  a request we built wrong, and asking again cannot fix it.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import httpx
+
+from relore.client.version import __version__
+
+DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_GRAPHQL_URL = "https://api.github.com/graphql"
+_LINK_RE = re.compile(r'<([^>]+)>\s*;\s*rel="([^"]+)"')
+_TRANSIENT_ERRORS = (
+    httpx.RemoteProtocolError,  # the server closed the connection mid-response
+    httpx.ReadError,
+    httpx.WriteError,
+    httpx.ConnectError,
+    httpx.ReadTimeout,
+    httpx.ConnectTimeout,
+    httpx.PoolTimeout,
+)
+
+
+class GitHubError(RuntimeError):
+    """A request GitHub would not serve; carries the URL and status so a report can name it."""
+
+    def __init__(self, message: str, *, url: str, status: int | None = None):
+        super().__init__(f"{message} ({url})")
+        self.url = url
+        self.status = status
+
+
+class NotFound(GitHubError):
+    pass
+
+
+@dataclass
+class Page:
+    url: str
+    status: int
+    items: list | dict | None
+    headers: httpx.Headers
+    next_url: str | None
+
+    @property
+    def etag(self) -> str | None:
+        return self.headers.get("etag")
+
+
+@dataclass
+class ClientStats:
+    requests: int = 0
+    retries: int = 0
+    not_modified: int = 0
+    waits: list[float] = field(default_factory=list)
+
+
+def parse_link_header(value: str | None) -> dict[str, str]:
+    if not value:
+        return {}
+    return {rel: url for url, rel in _LINK_RE.findall(value)}
+
+
+class GitHubClient:
+    def __init__(
+        self,
+        *,
+        api_url: str | None = None,
+        graphql_url: str | None = None,
+        token: str | None = None,
+        max_attempts: int = 6,
+        backoff: float = 1.0,
+        max_wait: float = 900.0,
+        sleep: Callable[[float], None] = time.sleep,
+        transport: httpx.BaseTransport | None = None,
+        env: dict[str, str] | None = None,
+    ):
+        env = os.environ if env is None else env
+        self.api_url = (api_url or env.get("RELORE_GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
+        self.graphql_url = (
+            graphql_url or env.get("RELORE_GITHUB_GRAPHQL_URL") or DEFAULT_GRAPHQL_URL
+        )
+        token = token if token is not None else env.get("GITHUB_TOKEN")
+        headers = {
+            "accept": "application/vnd.github+json",
+            "x-github-api-version": "2022-11-28",
+            "user-agent": f"relore/{__version__}",
+        }
+        if token:
+            headers["authorization"] = f"Bearer {token}"
+        self.max_attempts = max_attempts
+        self.backoff = backoff
+        self.max_wait = max_wait
+        self.sleep = sleep
+        self.stats = ClientStats()
+        self._http = httpx.Client(
+            headers=headers,
+            timeout=httpx.Timeout(60.0, connect=10.0),
+            transport=transport,
+            follow_redirects=True,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> GitHubClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _absolute(self, path_or_url: str) -> str:
+        if path_or_url.startswith(("http://", "https://")):
+            return path_or_url
+        return f"{self.api_url}/{path_or_url.lstrip('/')}"
+
+    def _rate_limit_wait(self, response: httpx.Response) -> float | None:
+        """Seconds to wait when this response is a rate limit, else None."""
+        if response.status_code not in (403, 429):
+            return None
+        retry_after = response.headers.get("retry-after")
+        if retry_after is not None:
+            try:
+                return max(0.0, float(retry_after))
+            except ValueError:
+                parsed = email.utils.parsedate_to_datetime(retry_after)
+                return max(0.0, parsed.timestamp() - time.time())
+        if response.headers.get("x-ratelimit-remaining") == "0":
+            reset = float(response.headers.get("x-ratelimit-reset", time.time() + 60))
+            return max(0.0, reset - time.time()) + 1.0
+        if response.status_code == 429:
+            return 60.0
+        return None  # a plain 403: permission, not a limit
+
+    def request(
+        self,
+        method: str,
+        path_or_url: str,
+        *,
+        params: dict | None = None,
+        json: dict | None = None,
+        etag: str | None = None,
+    ) -> httpx.Response:
+        url = self._absolute(path_or_url)
+        headers = {"if-none-match": etag} if etag else None
+        last_problem = "no attempt made"
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                self.stats.requests += 1
+                response = self._http.request(
+                    method, url, params=params, json=json, headers=headers
+                )
+                response.read()
+            except _TRANSIENT_ERRORS as exc:
+                last_problem = f"{type(exc).__name__}: {exc}"
+                self._pause(attempt, None)
+                continue
+            if response.status_code == 304:
+                self.stats.not_modified += 1
+                return response
+            wait = self._rate_limit_wait(response)
+            if wait is not None:
+                last_problem = f"rate limited ({response.status_code})"
+                if wait > self.max_wait:
+                    raise GitHubError(
+                        f"rate limit resets in {wait:.0f}s, more than the {self.max_wait:.0f}s "
+                        "this client waits",
+                        url=url,
+                        status=response.status_code,
+                    )
+                self._pause(attempt, wait)
+                continue
+            if response.status_code >= 500:
+                last_problem = f"HTTP {response.status_code}"
+                self._pause(attempt, None)
+                continue
+            if response.status_code == 404:
+                raise NotFound("not found", url=url, status=404)
+            if response.status_code >= 400:
+                raise GitHubError(
+                    f"HTTP {response.status_code}: {_message(response)}",
+                    url=url,
+                    status=response.status_code,
+                )
+            return response
+        raise GitHubError(
+            f"gave up after {self.max_attempts} attempts, last: {last_problem}", url=url
+        )
+
+    def _pause(self, attempt: int, wait: float | None) -> None:
+        if attempt >= self.max_attempts:
+            return
+        self.stats.retries += 1
+        if wait is None:
+            wait = min(60.0, self.backoff * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+        self.stats.waits.append(wait)
+        self.sleep(wait)
+
+    def get_json(self, path_or_url: str, params: dict | None = None):
+        return self.request("GET", path_or_url, params=params).json()
+
+    def get_page(
+        self, path_or_url: str, params: dict | None = None, etag: str | None = None
+    ) -> Page:
+        response = self.request("GET", path_or_url, params=params, etag=etag)
+        items = None if response.status_code == 304 else response.json()
+        links = parse_link_header(response.headers.get("link"))
+        return Page(
+            url=str(response.url),
+            status=response.status_code,
+            items=items,
+            headers=response.headers,
+            next_url=links.get("next"),
+        )
+
+    def paginate(self, path: str, params: dict | None = None) -> Iterator[Page]:
+        """Every page of a listing: the first from ``path`` + ``params``, each next one from
+        the previous page's ``Link: rel="next"`` exactly as GitHub wrote it."""
+        page = self.get_page(path, params=params)
+        yield page
+        while page.next_url:
+            page = self.get_page(page.next_url, params=None)
+            yield page
+
+
+def _message(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:200]
+    if isinstance(body, dict) and body.get("message"):
+        return str(body["message"])
+    return response.text[:200]

@@ -1,0 +1,162 @@
+"""Numbered schema steps for the ``raw`` and ``ops`` schemas, each applied once and recorded.
+
+extract/ owns these two schemas and nothing else; every derived table belongs to dbt.
+A step is a function taking a cursor; ``migrate`` applies the ones not yet recorded in
+``ops.schema_migrations``, each in its own transaction, under an advisory lock so two
+processes starting at once do not race.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import psycopg
+
+READER_ROLE = "relore_reader"
+# Schemas dbt writes and serve reads. Created here so the reader's grants can be made once,
+# before dbt has ever run; dbt creates the tables inside them.
+SERVED_SCHEMAS = ("marts",)
+_LOCK_KEY = 0x7E10_4E00
+
+
+def _step_1_raw_and_ops(cur: psycopg.Cursor) -> None:
+    cur.execute(
+        """
+        create schema if not exists raw;
+        create schema if not exists ops;
+
+        -- Every payload exactly as GitHub sent it. Append-only: a changed payload is a new
+        -- row, an unchanged one writes nothing, a deletion is a tombstone row.
+        create table raw.github_objects (
+            row_id        bigint generated always as identity,
+            repo_id       bigint      not null,
+            repo          text        not null,
+            object_type   text        not null,
+            object_id     bigint      not null,
+            thread_number integer,
+            payload       jsonb,
+            payload_hash  text        not null,
+            is_deleted    boolean     not null default false,
+            pass_name     text        not null,
+            loaded_at     timestamptz not null default clock_timestamp(),
+            primary key (repo_id, row_id),
+            check (is_deleted = (payload is null))
+        );
+        create index github_objects_latest
+            on raw.github_objects (repo_id, object_type, object_id, row_id desc);
+        create index github_objects_loaded_at on raw.github_objects (loaded_at);
+
+        -- One row per repository ever extracted; repo_id is GitHub's id, stable across renames.
+        create table ops.repos (
+            repo_id       bigint primary key,
+            full_name     text        not null,
+            owner_login   text        not null,
+            owner_type    text        not null,
+            first_seen_at timestamptz not null default clock_timestamp(),
+            last_seen_at  timestamptz not null default clock_timestamp()
+        );
+        create unique index repos_full_name on ops.repos (lower(full_name));
+
+        -- A pass's high-water mark: how far it has committed, and where a walk resumes.
+        create table ops.checkpoints (
+            repo_id    bigint      not null,
+            pass_name  text        not null,
+            high_water timestamptz,
+            cursor     text,
+            updated_at timestamptz not null default clock_timestamp(),
+            primary key (repo_id, pass_name)
+        );
+
+        -- One row per run of a pass: what it did and how it ended.
+        create table ops.pass_runs (
+            run_id        bigint generated always as identity,
+            repo_id       bigint      not null,
+            pass_name     text        not null,
+            started_at    timestamptz not null default clock_timestamp(),
+            finished_at   timestamptz,
+            status        text        not null default 'running'
+                check (status in ('running', 'ok', 'failed')),
+            requests      integer     not null default 0,
+            rows_seen     integer     not null default 0,
+            rows_written  integer     not null default 0,
+            error         text,
+            primary key (repo_id, run_id)
+        );
+        """
+    )
+
+
+def _step_2_reader_role(cur: psycopg.Cursor) -> None:
+    """The serving role: it can log in and SELECT from the served schemas, nothing else."""
+    cur.execute(
+        f"""
+        do $$
+        begin
+            if not exists (select from pg_roles where rolname = '{READER_ROLE}') then
+                create role {READER_ROLE} login nosuperuser nocreatedb nocreaterole noinherit;
+            end if;
+        end
+        $$;
+        alter role {READER_ROLE} set default_transaction_read_only = on;
+        """
+    )
+    for schema in SERVED_SCHEMAS:
+        cur.execute(
+            f"""
+            create schema if not exists {schema};
+            revoke create on schema {schema} from public;
+            grant usage on schema {schema} to {READER_ROLE};
+            grant select on all tables in schema {schema} to {READER_ROLE};
+            alter default privileges in schema {schema} grant select on tables to {READER_ROLE};
+            """
+        )
+    cur.execute(f"revoke all on schema raw, ops from {READER_ROLE}")
+
+
+Step = Callable[[psycopg.Cursor], None]
+STEPS: tuple[tuple[int, str, Step], ...] = (
+    (1, "raw and ops schemas", _step_1_raw_and_ops),
+    (2, "SELECT-only reader role", _step_2_reader_role),
+)
+LATEST = STEPS[-1][0]
+
+
+def applied_versions(conn: psycopg.Connection) -> list[int]:
+    exists = conn.execute("select to_regclass('ops.schema_migrations') is not null").fetchone()
+    if not exists or not exists[0]:
+        return []
+    return [r[0] for r in conn.execute("select version from ops.schema_migrations order by 1")]
+
+
+def migrate(conn: psycopg.Connection) -> list[int]:
+    """Apply every step not yet recorded; return the versions applied by this call."""
+    applied_now: list[int] = []
+    with conn.transaction():
+        conn.execute("select pg_advisory_lock(%s)", (_LOCK_KEY,))
+    try:
+        with conn.transaction():
+            conn.execute("create schema if not exists ops")
+            conn.execute(
+                """
+                create table if not exists ops.schema_migrations (
+                    version    integer primary key,
+                    name       text        not null,
+                    applied_at timestamptz not null default clock_timestamp()
+                )
+                """
+            )
+        done = set(applied_versions(conn))
+        for version, name, step in STEPS:
+            if version in done:
+                continue
+            with conn.transaction(), conn.cursor() as cur:
+                step(cur)
+                cur.execute(
+                    "insert into ops.schema_migrations (version, name) values (%s, %s)",
+                    (version, name),
+                )
+            applied_now.append(version)
+    finally:
+        with conn.transaction():
+            conn.execute("select pg_advisory_unlock(%s)", (_LOCK_KEY,))
+    return applied_now

@@ -1,0 +1,159 @@
+"""The read service: a small Starlette app over the marts, on a SELECT-only role.
+
+``create_app(settings)`` builds it; the lifespan owns the connection pool. Every response
+carries ``x-relore-version``; a request declaring another client version gets 426.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from dataclasses import dataclass
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from relore.client import wire
+from relore.client.version import __version__
+from relore.serve import search as search_mod
+from relore.serve import status as status_mod
+
+log = logging.getLogger("relore.serve")
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str
+    pool_min: int = 1
+    pool_max: int = 4
+    statement_timeout_ms: int = 10_000
+
+
+def _json(payload: dict, status_code: int = 200) -> Response:
+    body = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+    return Response(body, status_code=status_code, media_type="application/json")
+
+
+def _error(status_code: int, message: str, **extra) -> Response:
+    return _json({"error": message, **extra}, status_code)
+
+
+class VersionHandshake:
+    """Stamp every response with our version; refuse a client of another version (426)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        client_version = None
+        for name, value in scope.get("headers", []):
+            if name.decode("latin-1").lower() == wire.CLIENT_HEADER:
+                client_version = value.decode("latin-1")
+        path = scope.get("path", "")
+        if path.startswith(wire.API_PREFIX) and not wire.compatible(client_version):
+            response = _error(
+                wire.UPGRADE_REQUIRED,
+                wire.mismatch_message(client_version or "?", __version__),
+                daemon_version=__version__,
+            )
+            response.headers[wire.VERSION_HEADER] = __version__
+            await response(scope, receive, send)
+            return
+
+        async def stamped(message):
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers.append((wire.VERSION_HEADER.encode(), __version__.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, stamped)
+
+
+def _pool(request: Request) -> AsyncConnectionPool:
+    return request.app.state.pool
+
+
+async def search_endpoint(request: Request) -> Response:
+    try:
+        search_request = search_mod.parse_request(request.query_params)
+    except search_mod.BadQuery as exc:
+        return _error(400, str(exc))
+    async with _pool(request).connection() as conn:
+        page = await search_mod.search(conn, search_request)
+    return _json(page)
+
+
+async def status_endpoint(request: Request) -> Response:
+    async with _pool(request).connection() as conn:
+        page = await status_mod.status(conn, request.query_params.get("repo") or None)
+    return _json(page)
+
+
+async def health_endpoint(request: Request) -> Response:
+    try:
+        async with _pool(request).connection(timeout=5) as conn:
+            await conn.execute("select 1")
+    except Exception as exc:  # health is a report, never a crash
+        return _error(503, f"database unreachable: {type(exc).__name__}")
+    return _json({"ok": True, "version": __version__})
+
+
+async def _database_error(request: Request, exc: Exception) -> Response:
+    log.warning("database error on %s: %s", request.url.path, exc)
+    if isinstance(exc, psycopg.errors.UndefinedTable):
+        return _error(503, "the index has not been built: run `dbt build`")
+    if isinstance(exc, psycopg.errors.QueryCanceled):
+        return _error(503, "the query took too long and was cancelled")
+    return _error(503, f"database error: {type(exc).__name__}")
+
+
+def create_app(settings: Settings) -> Starlette:
+    async def configure(conn: psycopg.AsyncConnection) -> None:
+        await conn.execute(f"set statement_timeout = {int(settings.statement_timeout_ms)}")
+        await conn.set_autocommit(True)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        pool = AsyncConnectionPool(
+            settings.database_url,
+            min_size=settings.pool_min,
+            max_size=settings.pool_max,
+            configure=configure,
+            open=False,
+        )
+        await pool.open(wait=False)
+        app.state.pool = pool
+        try:
+            yield
+        finally:
+            await pool.close()
+
+    routes = [
+        Route(f"{wire.API_PREFIX}/search", search_endpoint),
+        Route(f"{wire.API_PREFIX}/status", status_endpoint),
+        Route("/healthz", health_endpoint),
+    ]
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={psycopg.Error: _database_error},
+    )
+    app.add_middleware(VersionHandshake)
+    return app
+
+
+def run(database_url: str, *, host: str, port: int, env=None) -> None:
+    import uvicorn
+
+    print(f"relored serve: listening on http://{host}:{port} (version {__version__})", flush=True)
+    uvicorn.run(create_app(Settings(database_url)), host=host, port=port, log_level="warning")

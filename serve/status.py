@@ -1,0 +1,63 @@
+"""``status``: what the index holds, per repository, read from the marts' status views."""
+
+from __future__ import annotations
+
+from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+
+from relore.client import stamps
+from relore.client.version import __version__
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute("show server_version")
+        engine = (await cur.fetchone())["server_version"].split()[0]
+        await cur.execute(
+            """
+            select * from marts.repo_status
+            where %(repo)s::text is null or lower(repo) = lower(%(repo)s)
+            order by repo
+            """,
+            {"repo": repo},
+        )
+        repos = await cur.fetchall()
+        await cur.execute(
+            "select repo_id, pass_name, high_water, updated_at from marts.pass_checkpoints"
+        )
+        marks: dict[int, list[dict]] = {}
+        for row in await cur.fetchall():
+            marks.setdefault(row["repo_id"], []).append(
+                {
+                    "pass": row["pass_name"],
+                    "high_water": _iso(row["high_water"]),
+                    "age": stamps.age(row["high_water"]) if row["high_water"] else None,
+                }
+            )
+    return {
+        "version": __version__,
+        "engine": f"postgres {engine}",
+        "returned": len(repos),
+        "total": len(repos),
+        "repos": [
+            {
+                "repo": r["repo"],
+                "threads": r["threads"],
+                "issues": r["issues"],
+                "prs": r["prs"],
+                "documents": r["documents"],
+                "trust": {
+                    "authoritative": r["documents_authoritative"],
+                    "reported": r["documents_reported"],
+                    "machine": r["documents_machine"],
+                },
+                "last_loaded_at": _iso(r["last_loaded_at"]),
+                "passes": sorted(marks.get(r["repo_id"], []), key=lambda m: m["pass"]),
+            }
+            for r in repos
+        ],
+    }
