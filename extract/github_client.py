@@ -160,6 +160,7 @@ class GitHubClient:
         etag: str | None = None,
     ) -> httpx.Response:
         url = self._absolute(path_or_url)
+        shown = str(httpx.URL(url, params=params)) if params else url  # what errors name
         headers = {"if-none-match": etag} if etag else None
         last_problem = "no attempt made"
         for attempt in range(1, self.max_attempts + 1):
@@ -183,7 +184,7 @@ class GitHubClient:
                     raise GitHubError(
                         f"rate limit resets in {wait:.0f}s, more than the {self.max_wait:.0f}s "
                         "this client waits",
-                        url=url,
+                        url=shown,
                         status=response.status_code,
                     )
                 self._pause(attempt, wait)
@@ -193,16 +194,16 @@ class GitHubClient:
                 self._pause(attempt, None)
                 continue
             if response.status_code == 404:
-                raise NotFound("not found", url=url, status=404)
+                raise NotFound("not found", url=shown, status=404)
             if response.status_code >= 400:
                 raise GitHubError(
                     f"HTTP {response.status_code}: {_message(response)}",
-                    url=url,
+                    url=shown,
                     status=response.status_code,
                 )
             return response
         raise GitHubError(
-            f"gave up after {self.max_attempts} attempts, last: {last_problem}", url=url
+            f"gave up after {self.max_attempts} attempts, last: {last_problem}", url=shown
         )
 
     def _pause(self, attempt: int, wait: float | None) -> None:

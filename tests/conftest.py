@@ -1,0 +1,76 @@
+"""Session fixtures: a throwaway embedded Postgres cluster, fresh databases, dbt, fake GitHub.
+
+Nothing here skips: a machine that cannot start the embedded Postgres fails the suite.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from relore.extract import database, migrations
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+_db_names = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster(tmp_path_factory) -> database.EmbeddedPaths:
+    paths = database.EmbeddedPaths(tmp_path_factory.mktemp("pg"))
+    database.start_embedded(paths)
+    yield paths
+    database.stop_embedded(paths)
+
+
+def _create_database(paths: database.EmbeddedPaths, name: str) -> str:
+    with psycopg.connect(paths.url(database="postgres"), autocommit=True) as conn:
+        conn.execute(f"drop database if exists {name} with (force)")
+        conn.execute(f"create database {name}")
+    url = paths.url(database=name)
+    with psycopg.connect(url, autocommit=True) as conn:
+        migrations.migrate(conn)
+    return url
+
+
+@pytest.fixture
+def db_url(pg_cluster) -> str:
+    """A new, migrated database for one test; the writer's URL."""
+    return _create_database(pg_cluster, f"t_{os.getpid()}_{next(_db_names)}")
+
+
+@pytest.fixture(scope="module")
+def module_db_url(pg_cluster) -> str:
+    """A new, migrated database shared by one test module."""
+    return _create_database(pg_cluster, f"m_{os.getpid()}_{next(_db_names)}")
+
+
+def run_dbt(url: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run the repo's dbt project against ``url`` the way a user does: plain ``dbt``."""
+    env = {**os.environ, "RELORE_DATABASE_URL": url, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    dbt = Path(sys.executable).parent / "dbt"
+    result = subprocess.run(
+        [
+            str(dbt),
+            *args,
+            "--target-path",
+            str(tmp_path / "target"),
+            "--log-path",
+            str(tmp_path / "logs"),
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if result.returncode != 0:
+        raise AssertionError(
+            f"dbt {' '.join(args)} failed:\n{result.stdout[-6000:]}\n{result.stderr[-2000:]}"
+        )
+    return result

@@ -1,0 +1,103 @@
+"""The database lifecycle, migrations, the reader role and the landing writer, on real Postgres."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import psycopg
+import pytest
+
+from relore.extract import cli, database, migrations
+from relore.extract.landing import RawObject, Repo, land
+
+REPO = Repo(repo_id=4242, full_name="acme/widgets")
+
+
+def _raw_rows(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        return conn.execute("select count(*) from raw.github_objects").fetchone()[0]
+
+
+def test_migrations_rerun_applies_nothing_and_records_every_step(db_url):
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        assert migrations.migrate(conn) == []
+        assert migrations.applied_versions(conn) == [v for v, _, _ in migrations.STEPS]
+
+
+def test_reader_role_cannot_insert_update_or_read_raw(db_url):
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("create table marts.probe (x int)")
+        conn.execute("insert into marts.probe values (1)")
+    reader = database.reader_url(db_url, env={})
+    assert "relore_reader@" in reader
+    with psycopg.connect(reader, autocommit=True) as conn:
+        assert conn.execute("select x from marts.probe").fetchone() == (1,)
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            conn.execute("insert into marts.probe values (2)")
+        conn.execute("set default_transaction_read_only = off")  # a hostile session tries
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("insert into marts.probe values (2)")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("select count(*) from raw.github_objects")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("create table marts.evil (x int)")
+
+
+def test_landing_the_same_payloads_twice_writes_zero_rows_the_second_time(db_url):
+    objects = [
+        RawObject("issue", 1, 1, {"id": 1, "number": 1, "title": "a", "labels": []}),
+        RawObject("issue_comment", 10, 1, {"id": 10, "body": "x", "reactions": {"+1": 0}}),
+    ]
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        with conn.transaction(), conn.cursor() as cur:
+            assert land(cur, REPO, "test", objects) == 2
+        with conn.transaction(), conn.cursor() as cur:
+            assert land(cur, REPO, "test", objects) == 0
+        # key order is not a change: the hash is over canonical JSON
+        reordered = [RawObject("issue", 1, 1, {"labels": [], "title": "a", "number": 1, "id": 1})]
+        with conn.transaction(), conn.cursor() as cur:
+            assert land(cur, REPO, "test", reordered) == 0
+    assert _raw_rows(db_url) == 2
+
+
+def test_changed_payload_is_a_new_version_and_deletion_a_tombstone(db_url):
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        with conn.transaction(), conn.cursor() as cur:
+            land(cur, REPO, "t", [RawObject("issue_comment", 5, 2, {"id": 5, "body": "v1"})])
+            land(cur, REPO, "t", [RawObject("issue_comment", 5, 2, {"id": 5, "body": "v2"})])
+            land(cur, REPO, "t", [RawObject("issue_comment", 5, 2, None)])
+            land(cur, REPO, "t", [RawObject("issue_comment", 5, 2, None)])  # already gone
+            land(cur, REPO, "t", [RawObject("issue_comment", 6, 2, None)])  # never seen
+        rows = conn.execute(
+            "select object_id, payload->>'body', is_deleted from raw.github_objects order by row_id"
+        ).fetchall()
+    assert rows == [(5, "v1", False), (5, "v2", False), (5, None, True)]
+
+
+def test_relored_db_cli_starts_reports_and_stops_an_embedded_server(tmp_path_factory):
+    home = tmp_path_factory.mktemp("home")
+    env = {"RELORE_HOME": str(home)}
+
+    def relored(*argv: str) -> dict:
+        out = io.StringIO()
+        assert cli.main([*argv, "--json"], env=env, out=out, err=io.StringIO()) == 0
+        return json.loads(out.getvalue())
+
+    assert relored("db", "status")["state"] == "absent"
+    started = relored("db", "start")
+    assert started["state"] == "running"
+    assert relored("db", "start")["state"] == "running"  # idempotent
+    with psycopg.connect(started["url"]) as conn:
+        assert migrations.applied_versions(conn) == [v for v, _, _ in migrations.STEPS]
+    assert relored("db", "stop")["state"] == "stopped"
+    assert relored("db", "status")["state"] == "stopped"
+
+
+def test_extract_without_a_running_database_says_how_to_start_it(tmp_path):
+    err = io.StringIO()
+    code = cli.main(
+        ["extract", "--repo", "o/n"], env={"RELORE_HOME": str(tmp_path)}, out=io.StringIO(), err=err
+    )
+    assert code == cli.EXIT_ERROR
+    assert "relored db start" in err.getvalue()

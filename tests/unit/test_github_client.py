@@ -1,0 +1,138 @@
+"""The GitHub client's retry and pagination rules, against scripted HTTP responses."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from relore.extract.github_client import GitHubClient, GitHubError, parse_link_header
+
+CURSOR_NEXT = "https://api.example/repositories/42/issues?per_page=2&after=Y3Vyc29yOnYyOpK0MjAyNC0w%3D%3D&page=2"
+
+
+def _client(handler, **kwargs) -> GitHubClient:
+    return GitHubClient(
+        api_url="https://api.example",
+        token="t0ken",
+        transport=httpx.MockTransport(handler),
+        sleep=lambda _: None,
+        env={},
+        **kwargs,
+    )
+
+
+def test_following_link_keeps_the_cursor_query_verbatim():
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        if "after=" in str(request.url):
+            return httpx.Response(200, json=[{"id": 3}])
+        return httpx.Response(
+            200, json=[{"id": 1}, {"id": 2}], headers={"link": f'<{CURSOR_NEXT}>; rel="next"'}
+        )
+
+    with _client(handler) as client:
+        pages = list(client.paginate("repos/o/r/issues", params={"per_page": 2, "state": "all"}))
+    assert [len(p.items) for p in pages] == [2, 1]
+    assert seen[1] == CURSOR_NEXT, "the next page must be requested exactly as Link wrote it"
+
+
+def test_link_header_with_several_relations_parses_each():
+    links = parse_link_header(
+        '<https://a/x?page=2>; rel="next", <https://a/x?page=9>; rel="last", '
+        '<https://a/x?before=abc>; rel="prev"'
+    )
+    assert links == {
+        "next": "https://a/x?page=2",
+        "last": "https://a/x?page=9",
+        "prev": "https://a/x?before=abc",
+    }
+
+
+def test_server_error_is_retried_until_it_answers():
+    calls = []
+
+    def handler(request):
+        calls.append(1)
+        return httpx.Response(502 if len(calls) < 3 else 200, json={"ok": True})
+
+    with _client(handler) as client:
+        assert client.get_json("repos/o/r") == {"ok": True}
+        assert client.stats.retries == 2
+
+
+def test_connection_dropped_mid_body_is_retried():
+    calls = []
+
+    def handler(request):
+        calls.append(1)
+        if len(calls) == 1:
+            raise httpx.RemoteProtocolError("peer closed connection without sending complete body")
+        return httpx.Response(200, json=[])
+
+    with _client(handler) as client:
+        assert client.get_json("repos/o/r/issues") == []
+    assert len(calls) == 2
+
+
+def test_request_we_built_wrong_is_not_retried():
+    calls = []
+
+    def handler(request):
+        calls.append(1)
+        return httpx.Response(
+            422, json={"message": "Pagination with the page parameter is not supported"}
+        )
+
+    with _client(handler) as client, pytest.raises(GitHubError) as info:
+        client.get_json("repos/o/r/issues", params={"page": 101})
+    assert len(calls) == 1
+    assert info.value.status == 422
+    assert "page=101" in info.value.url
+
+
+def test_secondary_rate_limit_waits_retry_after_then_succeeds():
+    waits = []
+    calls = []
+
+    def handler(request):
+        calls.append(1)
+        if len(calls) == 1:
+            return httpx.Response(403, headers={"retry-after": "7"}, json={"message": "secondary"})
+        return httpx.Response(200, json={})
+
+    client = GitHubClient(
+        api_url="https://api.example",
+        transport=httpx.MockTransport(handler),
+        sleep=waits.append,
+        env={},
+    )
+    assert client.get_json("x") == {}
+    assert waits == [7.0]
+
+
+def test_endless_server_errors_end_in_an_error_naming_the_url():
+    with (
+        _client(lambda r: httpx.Response(504), max_attempts=3) as client,
+        pytest.raises(GitHubError) as info,
+    ):
+        client.get_json("repos/o/r/pulls/comments", params={"per_page": 100})
+    assert "pulls/comments" in str(info.value)
+    assert "HTTP 504" in str(info.value)
+
+
+def test_token_and_api_url_come_from_the_environment():
+    seen = []
+
+    def handler(request):
+        seen.append(request)
+        return httpx.Response(200, json={})
+
+    client = GitHubClient(
+        transport=httpx.MockTransport(handler),
+        env={"GITHUB_TOKEN": "abc", "RELORE_GITHUB_API_URL": "http://127.0.0.1:1/api/v3/"},
+    )
+    client.get_json("repos/o/r")
+    assert str(seen[0].url) == "http://127.0.0.1:1/api/v3/repos/o/r"
+    assert seen[0].headers["authorization"] == "Bearer abc"
