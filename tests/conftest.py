@@ -50,7 +50,13 @@ def module_db_url(pg_cluster) -> str:
     return _create_database(pg_cluster, f"m_{os.getpid()}_{next(_db_names)}")
 
 
-def run_dbt(url: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+@pytest.fixture(scope="session")
+def run_dbt():
+    """``run_dbt(url, tmp_path, *args)``: the repo's dbt project, run as a user runs it."""
+    return _run_dbt
+
+
+def _run_dbt(url: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     """Run the repo's dbt project against ``url`` the way a user does: plain ``dbt``."""
     env = {**os.environ, "RELORE_DATABASE_URL": url, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
     dbt = Path(sys.executable).parent / "dbt"

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# make demo: the whole loop on one machine, against a fake GitHub on loopback.
+#   embedded Postgres → fake GitHub → relored extract → dbt build → relored serve → relore
+# Safe to run again: the second run lands nothing new and rebuilds nothing.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+REPO="${RELORE_DEMO_REPO:-acme/widgets}"
+THREADS="${RELORE_DEMO_THREADS:-60}"
+PORT="${RELORE_DEMO_PORT:-8080}"
+export RELORE_HOME="${RELORE_HOME:-$PWD/.relore}"
+mkdir -p "$RELORE_HOME"
+LOG="$RELORE_HOME/demo"
+mkdir -p "$LOG"
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+fail() { echo "demo: $*" >&2; exit 1; }
+
+wait_for() {  # wait_for FILE PATTERN SECONDS
+    for _ in $(seq 1 $(($3 * 10))); do
+        grep -q "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+fake_pid=""
+cleanup() { [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null || true; }
+trap cleanup EXIT
+
+step "embedded Postgres"
+relored db start
+
+step "fake GitHub serving $REPO ($THREADS generated threads)"
+python tests/fixtures/fake_github.py --repo "$REPO" --threads "$THREADS" --seed 7 --port 0 \
+    >"$LOG/fake_github.out" 2>"$LOG/fake_github.err" &
+fake_pid=$!
+wait_for "$LOG/fake_github.out" "listening on" 30 || fail "fake GitHub did not start: $(cat "$LOG/fake_github.err")"
+api_url=$(grep -o 'http://127.0.0.1:[0-9]*' "$LOG/fake_github.out" | head -1)
+echo "listening on $api_url"
+
+step "relored extract --repo $REPO"
+RELORE_GITHUB_API_URL="$api_url" GITHUB_TOKEN=demo-token relored extract --repo "$REPO" --quiet
+
+step "dbt build"
+dbt build --quiet --log-path "$LOG/dbt-logs" >"$LOG/dbt.out" 2>&1 || { cat "$LOG/dbt.out"; fail "dbt build failed"; }
+echo "dbt build: ok (log in $LOG/dbt-logs/dbt.log)"
+
+step "relored serve on 127.0.0.1:$PORT"
+if [ -f "$RELORE_HOME/serve.pid" ] && kill -0 "$(cat "$RELORE_HOME/serve.pid")" 2>/dev/null; then
+    kill "$(cat "$RELORE_HOME/serve.pid")" && sleep 0.5   # the previous demo's daemon
+fi
+if python - "$PORT" <<'PY'
+import socket, sys
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)
+PY
+then :; else
+    PORT=$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    echo "port ${RELORE_DEMO_PORT:-8080} is taken; using $PORT"
+fi
+export RELORE_API="http://127.0.0.1:$PORT"
+nohup relored serve --port "$PORT" >"$LOG/serve.log" 2>&1 &
+echo $! >"$RELORE_HOME/serve.pid"
+wait_for "$LOG/serve.log" "listening on" 30 || fail "relored serve did not start: $(cat "$LOG/serve.log")"
+for _ in $(seq 1 50); do
+    python -c "import urllib.request,sys; urllib.request.urlopen('$RELORE_API/healthz', timeout=1)" 2>/dev/null && break
+    sleep 0.2
+done
+
+step "relore search \"AttributeError\" --repo $REPO --limit 3"
+relore search "AttributeError" --repo "$REPO" --limit 3
+
+step "relore status"
+relore status
+
+cat <<EOF
+
+The daemon keeps running (pid $(cat "$RELORE_HOME/serve.pid"), log $LOG/serve.log). Try:
+  export RELORE_API=$RELORE_API
+  $(dirname "$(command -v relore)")/relore search "Traceback KeyError" --repo $REPO
+  $(dirname "$(command -v relore)")/relore search "how to configure" --repo $REPO --json
+  $(dirname "$(command -v relore)")/relore status --json
+  psql "\$($(dirname "$(command -v relored)")/relored db url)" -c 'select number, kind, state, title from marts.threads limit 5'
+Stop everything with: kill \$(cat $RELORE_HOME/serve.pid); $(dirname "$(command -v relored)")/relored db stop
+EOF

@@ -1,0 +1,276 @@
+"""The whole loop, for real: fake GitHub over HTTP → relored extract → dbt build → serve → relore.
+
+One module-scoped database carries the slice; each test reads what the loop produced.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import psycopg
+import pytest
+from fixtures import corpus, fake_github
+
+from relore.client import cli as client_cli
+from relore.client.version import __version__
+from relore.extract import cli as relored
+from relore.extract import database
+from relore.serve.app import Settings, create_app
+
+REPO = "acme/widgets"
+
+
+def _extract(url: str, api_url: str) -> dict:
+    out, err = io.StringIO(), io.StringIO()
+    env = {"RELORE_DATABASE_URL": url, "RELORE_GITHUB_API_URL": api_url, "GITHUB_TOKEN": "t"}
+    code = relored.main(["extract", "--repo", REPO, "--json"], env=env, out=out, err=err)
+    assert code == 0, err.getvalue()
+    return json.loads(out.getvalue())
+
+
+def _raw_count(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        return conn.execute("select count(*) from raw.github_objects").fetchone()[0]
+
+
+def _mart_writes(url: str) -> dict[str, tuple[int, int, int]]:
+    with psycopg.connect(url) as conn:
+        conn.execute("select pg_stat_clear_snapshot()")
+        rows = conn.execute(
+            """
+            select relname, n_tup_ins, n_tup_upd, n_tup_del
+            from pg_stat_user_tables where schemaname = 'marts'
+            """
+        ).fetchall()
+    return {name: (ins, upd, dele) for name, ins, upd, dele in rows}
+
+
+def _row_versions(url: str, table: str) -> set[tuple]:
+    with psycopg.connect(url) as conn:
+        return set(conn.execute(f"select ctid::text, xmin::text from marts.{table}").fetchall())
+
+
+@pytest.fixture(scope="module")
+def world():
+    return corpus.generate(seed=11, threads=40, repo=REPO)
+
+
+@pytest.fixture(scope="module")
+def github(world):
+    app = fake_github.create_app([world])
+    with fake_github.serve(app) as base_url:
+        yield app, base_url
+
+
+@pytest.fixture(scope="module")
+def slice_db(module_db_url, github, tmp_path_factory, run_dbt):
+    _app, base_url = github
+    first = _extract(module_db_url, base_url)
+    build_dir = tmp_path_factory.mktemp("dbt")
+    run_dbt(module_db_url, build_dir, "build")
+    return {"url": module_db_url, "first_extract": first, "build_dir": build_dir}
+
+
+def test_first_extract_lands_every_issue_and_comment(slice_db, world):
+    with psycopg.connect(slice_db["url"]) as conn:
+        counts = dict(
+            conn.execute(
+                "select object_type, count(distinct object_id) from raw.github_objects group by 1"
+            ).fetchall()
+        )
+    assert counts["issue"] == len(world.issues)
+    assert counts["issue_comment"] == len(world.comments)
+    assert counts["repository"] == 1
+
+
+def test_reextracting_unchanged_github_writes_zero_raw_rows(slice_db, github):
+    before = _raw_count(slice_db["url"])
+    second = _extract(slice_db["url"], github[1])
+    assert [p["written"] for p in second["passes"]] == [0, 0]
+    assert _raw_count(slice_db["url"]) == before
+
+
+def test_second_dbt_build_with_nothing_new_writes_zero_mart_rows(slice_db, run_dbt):
+    url = slice_db["url"]
+    before_stats = _mart_writes(url)
+    before_docs = _row_versions(url, "documents")
+    before_threads = _row_versions(url, "threads")
+    run_dbt(url, slice_db["build_dir"], "build")
+    after_stats = _mart_writes(url)
+    for table in ("documents", "threads", "thread_labels"):
+        assert after_stats[table] == before_stats[table], table
+    assert _row_versions(url, "documents") == before_docs
+    assert _row_versions(url, "threads") == before_threads
+
+
+def test_every_thread_and_document_reaches_the_marts(slice_db, world):
+    with psycopg.connect(slice_db["url"]) as conn:
+        threads = conn.execute("select count(*) from marts.threads").fetchone()[0]
+        docs = conn.execute("select count(*) from marts.documents where not is_deleted").fetchone()[
+            0
+        ]
+    assert threads == len(world.issues)
+    with_body = sum(1 for i in world.issues if i.get("body"))
+    assert docs == with_body + len(world.comments)
+
+
+# --- serve, in-process -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def api(slice_db):
+    from starlette.testclient import TestClient
+
+    reader = database.reader_url(slice_db["url"], env={})
+    with TestClient(create_app(Settings(reader))) as client:
+        client.headers[("x-relore-client")] = __version__
+        yield client
+
+
+def test_search_finds_the_thread_holding_a_planted_phrase(api, world):
+    fact = world.facts["unique_phrase"]
+    response = api.get("/api/v1/search", params={"q": fact["text"], "repo": REPO})
+    assert response.status_code == 200
+    page = response.json()
+    assert page["hits"], page
+    top = page["hits"][0]
+    assert top["number"] == fact["number"]
+    assert top["repo"] == REPO
+    assert top["url"].startswith("https://github.com/acme/widgets/")
+    assert {"author", "trust", "date", "age", "snippet"} <= top.keys()
+    assert len(top["snippet"]) <= 400
+    assert page["widened"] is False
+
+
+def test_search_whose_terms_never_meet_widens_and_says_so(api, world):
+    fact = world.facts["unique_phrase"]
+    text = fact["text"].split()[0] + " zyzzogeton"
+    page = api.get("/api/v1/search", params={"q": text, "repo": REPO}).json()
+    assert page["widened"] is True
+    assert page["hits"], "the disjunction should still find the phrase's first word"
+    assert all(h["matched_terms"] == 1 for h in page["hits"])
+
+
+def test_search_caps_hits_per_thread_and_per_page(api):
+    page = api.get("/api/v1/search", params={"q": "error", "repo": REPO}).json()
+    assert page["returned"] <= 10
+    per_thread: dict[int, int] = {}
+    for hit in page["hits"]:
+        per_thread[hit["number"]] = per_thread.get(hit["number"], 0) + 1
+    assert max(per_thread.values(), default=0) <= 3
+
+
+def test_machine_documents_only_when_asked_for_by_name(api, world):
+    default = api.get("/api/v1/search", params={"q": "bump", "repo": REPO}).json()
+    assert all(h["trust"] != "machine" for h in default["hits"])
+    machine = api.get(
+        "/api/v1/search", params={"q": "bump", "repo": REPO, "trust": "machine"}
+    ).json()
+    assert machine["hits"], "the corpus has dependabot PRs whose text says bump"
+    assert all(h["trust"] == "machine" for h in machine["hits"])
+
+
+def test_client_of_another_version_gets_426_and_every_response_is_stamped(api):
+    ok = api.get("/api/v1/status")
+    assert ok.headers["x-relore-version"] == __version__
+    refused = api.get("/api/v1/status", headers={"x-relore-client": "0.0.0-other"})
+    assert refused.status_code == 426
+    assert refused.headers["x-relore-version"] == __version__
+    assert "0.0.0-other" in refused.json()["error"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "a & b | !c",
+        "'; drop table marts.documents; --",
+        "100%",
+        "foo:* <-> bar",
+        "(((",
+        "ünïcødé ẞ",
+    ],
+)
+def test_hostile_query_text_is_an_answer_never_a_500(api, query):
+    response = api.get("/api/v1/search", params={"q": query, "repo": REPO})
+    assert response.status_code in (200, 400), response.text
+    if response.status_code == 200:
+        assert response.json()["returned"] >= 0
+
+
+@pytest.mark.parametrize(
+    ("params", "needle"),
+    [
+        ({"q": "x" * 100_000}, "at most"),
+        ({"q": "bad\x00byte"}, "NUL"),
+        ({"q": "fine", "limit": "11"}, "limit"),
+        ({"q": "fine", "limit": "ten"}, "limit"),
+        ({"q": "fine", "trust": "root"}, "trust"),
+        ({"q": "&&& |||"}, "no searchable words"),
+    ],
+)
+def test_bad_request_is_a_clear_400(api, params, needle):
+    response = api.get("/api/v1/search", params=params)
+    assert response.status_code == 400
+    assert needle in response.json()["error"]
+
+
+def test_status_reports_counts_and_high_water_marks(api, world):
+    page = api.get("/api/v1/status").json()
+    assert page["version"] == __version__
+    assert page["engine"].startswith("postgres 18")
+    (repo,) = page["repos"]
+    assert repo["repo"] == REPO
+    assert repo["threads"] == len(world.issues)
+    assert {m["pass"] for m in repo["passes"]} == {"issues", "issue_comments"}
+    assert all(m["high_water"] for m in repo["passes"])
+
+
+# --- the client, over real HTTP ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def daemon(slice_db):
+    reader = database.reader_url(slice_db["url"], env={})
+    with fake_github.serve(create_app(Settings(reader))) as base_url:
+        yield base_url
+
+
+def _relore(daemon_url: str, *argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = client_cli.main(list(argv), env={"RELORE_API": daemon_url}, stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_relore_search_renders_quoted_snippets_and_json_mirrors_fields(daemon, world):
+    fact = world.facts["unique_phrase"]
+    code, text, _ = _relore(daemon, "search", fact["text"], "--repo", REPO)
+    assert code == 0
+    assert f"{REPO}#{fact['number']}" in text
+    snippet_lines = [line for line in text.splitlines() if line.strip().startswith(">")]
+    assert snippet_lines, text
+    code, raw, _ = _relore(daemon, "search", fact["text"], "--repo", REPO, "--json")
+    page = json.loads(raw)
+    assert code == 0
+    assert page["hits"][0]["number"] == fact["number"]
+    assert {"repo", "number", "url"} <= page["hits"][0].keys()
+
+
+def test_relore_status_prints_each_repo(daemon):
+    code, text, _ = _relore(daemon, "status")
+    assert code == 0
+    assert REPO in text
+    assert "high-water" in text
+
+
+def test_empty_result_is_exit_zero_and_says_so(daemon):
+    code, text, _ = _relore(daemon, "search", "qqqzzzxxyy", "--repo", REPO)
+    assert code == 0
+    assert "0 of 0" in text
+
+
+def test_daemon_down_is_its_own_exit_code_not_an_empty_page():
+    code, out, err = _relore("http://127.0.0.1:9", "search", "anything")
+    assert code == client_cli.ExitStatus.DAEMON_DOWN
+    assert out == ""
+    assert "no relore daemon" in err
