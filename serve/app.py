@@ -119,8 +119,8 @@ async def _database_error(request: Request, exc: Exception) -> Response:
 
 def create_app(settings: Settings) -> Starlette:
     async def configure(conn: psycopg.AsyncConnection) -> None:
-        await conn.execute(f"set statement_timeout = {int(settings.statement_timeout_ms)}")
         await conn.set_autocommit(True)
+        await conn.execute(f"set statement_timeout = {int(settings.statement_timeout_ms)}")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
