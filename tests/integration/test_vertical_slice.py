@@ -201,7 +201,7 @@ def test_hostile_query_text_is_an_answer_never_a_500(api, query):
 @pytest.mark.parametrize(
     ("params", "needle"),
     [
-        ({"q": "x" * 100_000}, "at most"),
+        ({"q": "x" * 5_000}, "at most"),
         ({"q": "bad\x00byte"}, "NUL"),
         ({"q": "fine", "limit": "11"}, "limit"),
         ({"q": "fine", "limit": "ten"}, "limit"),

@@ -1,0 +1,53 @@
+{#-
+    GitHub-flavoured markdown -> plain text for search and snippets. Deliberately simple:
+      - carriage returns dropped (GitHub bodies use CRLF);
+      - HTML comments removed (issue templates are full of them);
+      - code fence lines (``` / ~~~ with any info string) removed, the code inside kept;
+      - images removed, both ![alt](url) and <img ...>;
+      - links [text](url) keep their text, drop the url;
+      - common HTML tags (<details>, <summary>, <br>, <a ...>, ...) removed, their text kept;
+      - heading markers (#), blockquote markers (>) and inline-code backticks removed;
+      - trailing spaces trimmed, runs of blank lines collapsed to one, ends trimmed.
+    A null body gives null. serve/ may call this same macro's SQL for the caller's query.
+-#}
+{% macro markdown_to_text(markdown) -%}
+    btrim(
+        regexp_replace(
+            regexp_replace(
+                replace(
+                    regexp_replace(
+                        regexp_replace(
+                            regexp_replace(
+                                regexp_replace(
+                                    regexp_replace(
+                                        regexp_replace(
+                                            regexp_replace(
+                                                regexp_replace(
+                                                    replace({{ markdown }}, chr(13), ''),
+                                                    '<!--.*?-->', '', 'g'
+                                                ),
+                                                '^[ \t]*(`{3,}|~{3,})[^\n]*$', '', 'gn'
+                                            ),
+                                            '<img([[:space:]][^>]*)?/?>', '', 'gi'
+                                        ),
+                                        '!\[[^]]*\]\([^)]*\)', '', 'g'
+                                    ),
+                                    '\[([^]]*)\]\([^)]*\)', '\1', 'g'
+                                ),
+                                '</?(a|b|i|p|br|hr|em|strong|code|pre|kbd|sub|sup|span|div|details|summary|table|thead|tbody|tr|td|th|ul|ol|li|h[1-6]|blockquote)([[:space:]][^>]*)?/?>',
+                                '',
+                                'gi'
+                            ),
+                            '^[ \t]{0,3}#{1,6}[ \t]+', '', 'gn'
+                        ),
+                        '^[ \t]*>(?!>)[ \t]?', '', 'gn'
+                    ),
+                    '`', ''
+                ),
+                '[ \t]+$', '', 'gn'
+            ),
+            '\n{3,}', chr(10) || chr(10), 'g'
+        ),
+        ' ' || chr(9) || chr(10)
+    )
+{%- endmacro %}
