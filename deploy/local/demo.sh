@@ -48,7 +48,9 @@ echo "dbt build: ok (log in $LOG/dbt-logs/dbt.log)"
 
 step "relored serve on 127.0.0.1:$PORT"
 if [ -f "$RELORE_HOME/serve.pid" ] && kill -0 "$(cat "$RELORE_HOME/serve.pid")" 2>/dev/null; then
-    kill "$(cat "$RELORE_HOME/serve.pid")" && sleep 0.5   # the previous demo's daemon
+    old=$(cat "$RELORE_HOME/serve.pid")   # the previous demo's daemon
+    kill "$old"
+    for _ in $(seq 1 100); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
 fi
 if python - "$PORT" <<'PY'
 import socket, sys
