@@ -55,6 +55,7 @@ fi
 if python - "$PORT" <<'PY'
 import socket, sys
 s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: TIME_WAIT is not "taken"
 try:
     s.bind(("127.0.0.1", int(sys.argv[1])))
 except OSError:
