@@ -37,6 +37,7 @@ class Listing:
     path: str
     object_type: Callable[[dict], str]
     thread_number: Callable[[dict], int]
+    params: tuple[tuple[str, str], ...] = ()
 
 
 def _issue_number(item: dict) -> int:
@@ -53,7 +54,13 @@ def _parse_time(value: str) -> datetime:
 
 def listings(full_name: str) -> tuple[Listing, ...]:
     return (
-        Listing("issues", f"repos/{full_name}/issues", lambda _: "issue", _issue_number),
+        Listing(
+            "issues",
+            f"repos/{full_name}/issues",
+            lambda _: "issue",
+            _issue_number,
+            params=(("state", "all"),),  # the default is open only
+        ),
         Listing(
             "issue_comments",
             f"repos/{full_name}/issues/comments",
@@ -99,12 +106,16 @@ def run_listing(
     result.high_water = checkpoints.high_water(conn, repo.repo_id, listing.pass_name)
     run_id = checkpoints.start_run(conn, repo.repo_id, listing.pass_name)
     requests_before = client.stats.requests
+    status, error = "failed", None
     try:
         while True:
             start_mark = result.high_water
-            params = {"sort": "updated", "direction": "asc", "per_page": 100}
-            if listing.pass_name == "issues":
-                params["state"] = "all"
+            params = {
+                "sort": "updated",
+                "direction": "asc",
+                "per_page": 100,
+                **dict(listing.params),
+            }
             if start_mark is not None:
                 params["since"] = start_mark.strftime("%Y-%m-%dT%H:%M:%SZ")
             for page in client.paginate(listing.path, params=params):
@@ -117,27 +128,21 @@ def run_listing(
                 )
             if result.high_water is None or result.high_water == start_mark:
                 break
+        status = "ok"
     except Exception as exc:
+        error = str(exc)[:2000]
+        raise
+    finally:
         checkpoints.finish_run(
             conn,
             repo.repo_id,
             run_id,
-            status="failed",
+            status=status,
             requests=client.stats.requests - requests_before,
             rows_seen=result.seen,
             rows_written=result.written,
-            error=str(exc)[:2000],
+            error=error,
         )
-        raise
-    checkpoints.finish_run(
-        conn,
-        repo.repo_id,
-        run_id,
-        status="ok",
-        requests=client.stats.requests - requests_before,
-        rows_seen=result.seen,
-        rows_written=result.written,
-    )
     return result
 
 
