@@ -31,6 +31,20 @@ def _repo(value: str) -> str:
     return value
 
 
+MAX_QUERY_CHARS = 2000  # the daemon's own limit; refused here before a request is made
+
+
+def _query(value: str) -> str:
+    if len(value) > MAX_QUERY_CHARS:
+        raise argparse.ArgumentTypeError(
+            f"the query is {len(value)} characters; at most {MAX_QUERY_CHARS}: "
+            "paste the error line, not the whole log"
+        )
+    if "\x00" in value:
+        raise argparse.ArgumentTypeError("the query contains a NUL character")
+    return value
+
+
 def _limit(value: str) -> int:
     try:
         n = int(value)
@@ -51,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
     s = verbs.add_parser("search", help="ranked search over issues, PRs and comments")
-    s.add_argument("text", help="words, an error line, a path")
+    s.add_argument("text", type=_query, help="words, an error line, a path")
     s.add_argument("--repo", type=_repo, help="owner/name")
     s.add_argument("--limit", type=_limit, default=10, help="hits, 1-10 (default 10)")
     s.add_argument("--trust", choices=["authoritative", "reported", "machine"])
@@ -76,8 +90,8 @@ def main(
     stderr = stderr or sys.stderr
     try:
         args = build_parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    except SystemExit as exc:  # argparse has printed the usage error or the help
+        return ExitStatus.USAGE if exc.code else ExitStatus.OK
     api = env.get("RELORE_API") or wire.DEFAULT_API
     try:
         if args.verb == "search":

@@ -274,3 +274,21 @@ def test_daemon_down_is_its_own_exit_code_not_an_empty_page():
     assert code == client_cli.ExitStatus.DAEMON_DOWN
     assert out == ""
     assert "no relore daemon" in err
+
+
+def test_oversized_query_is_refused_by_the_client_before_any_request():
+    code, out, _ = _relore("http://127.0.0.1:9", "search", "x" * 100_000)
+    assert code == client_cli.ExitStatus.USAGE  # not DAEMON_DOWN: nothing was sent
+    assert out == ""
+
+
+def test_oversized_query_over_real_http_is_a_4xx_not_a_500(daemon):
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"{daemon}/api/v1/search?q={'x' * 100_000}", headers={"x-relore-client": __version__}
+    )
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(request, timeout=10)
+    assert 400 <= info.value.code < 500
