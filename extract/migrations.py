@@ -113,10 +113,68 @@ def _step_2_reader_role(cur: psycopg.Cursor) -> None:
     cur.execute(f"revoke all on schema raw, ops from {READER_ROLE}")
 
 
+def _step_3_authority_samples_files(cur: psycopg.Cursor) -> None:
+    cur.execute(
+        """
+        -- What GitHub says an author may do in the repository (collaborator permission),
+        -- asked because author_association MEMBER/CONTRIBUTOR/NONE does not say it.
+        create table ops.collaborator_permissions (
+            repo_id    bigint      not null,
+            login      text        not null,
+            permission text        not null
+                check (permission in ('admin', 'maintain', 'write', 'triage', 'read', 'none')),
+            role_name  text,
+            checked_at timestamptz not null default clock_timestamp(),
+            primary key (repo_id, login)
+        );
+
+        -- The floor a sample pass started from: high_water says how far a pass reached,
+        -- this says where a sampled index begins.
+        create table ops.sample_floors (
+            repo_id      bigint      not null,
+            pass_name    text        not null,
+            floor        timestamptz not null,
+            kind         text        not null check (kind in ('issue', 'pr')),
+            merged_only  boolean     not null default false,
+            recorded_at  timestamptz not null default clock_timestamp(),
+            primary key (repo_id, pass_name)
+        );
+
+        -- How much of a pull request's changed-file list was read: GitHub stops listing at
+        -- 3,000 files, so a short list must never read as the whole list.
+        create table ops.pull_file_walks (
+            repo_id       bigint      not null,
+            number        integer     not null,
+            files_listed  integer     not null,
+            changed_files integer,
+            truncated     boolean     not null,
+            walked_at     timestamptz not null default clock_timestamp(),
+            primary key (repo_id, number)
+        );
+
+        -- Payloads that could not be landed as JSONB (NUL, lone surrogates, not JSON):
+        -- kept as text with the reason, never silently dropped.
+        create table ops.quarantine (
+            quarantine_id bigint generated always as identity,
+            repo_id       bigint      not null,
+            object_type   text        not null,
+            object_id     bigint,
+            thread_number integer,
+            url           text,
+            reason        text        not null,
+            body          text,
+            landed_at     timestamptz not null default clock_timestamp(),
+            primary key (repo_id, quarantine_id)
+        );
+        """
+    )
+
+
 Step = Callable[[psycopg.Cursor], None]
 STEPS: tuple[tuple[int, str, Step], ...] = (
     (1, "raw and ops schemas", _step_1_raw_and_ops),
     (2, "SELECT-only reader role", _step_2_reader_role),
+    (3, "authority, sample floors, file walks, quarantine", _step_3_authority_samples_files),
 )
 LATEST = STEPS[-1][0]
 
