@@ -215,14 +215,58 @@ class GitHubClient:
         self.stats.waits.append(wait)
         self.sleep(wait)
 
+    def graphql(self, query: str, variables: dict | None = None) -> dict:
+        """POST a GraphQL query; return ``{"data": ..., "errors": [...]}``. A rate-limit
+        error inside a 200 waits and retries like a REST rate limit; other errors (a
+        NOT_FOUND for one aliased field, say) are the caller's to read."""
+        for attempt in range(1, self.max_attempts + 1):
+            response = self.request(
+                "POST", self.graphql_url, json={"query": query, "variables": variables or {}}
+            )
+            try:
+                body = response.json()
+            except ValueError:
+                self._pause(attempt, None)
+                continue
+            errors = body.get("errors") or []
+            if any(e.get("type") == "RATE_LIMITED" for e in errors):
+                reset = float(response.headers.get("x-ratelimit-reset", time.time() + 60))
+                self._pause(attempt, max(1.0, reset - time.time()))
+                continue
+            if body.get("data") is None and errors:
+                raise GitHubError(
+                    f"GraphQL error: {errors[0].get('message', errors[0])}", url=self.graphql_url
+                )
+            return body
+        raise GitHubError(
+            f"GraphQL gave up after {self.max_attempts} attempts", url=self.graphql_url
+        )
+
     def get_json(self, path_or_url: str, params: dict | None = None):
         return self.request("GET", path_or_url, params=params).json()
 
     def get_page(
         self, path_or_url: str, params: dict | None = None, etag: str | None = None
     ) -> Page:
-        response = self.request("GET", path_or_url, params=params, etag=etag)
-        items = None if response.status_code == 304 else response.json()
+        """One page. A 200 whose body is not JSON (an HTML error page, a body cut short) is
+        asked for again; one that never parses is an error naming the URL."""
+        for attempt in range(1, self.max_attempts + 1):
+            response = self.request("GET", path_or_url, params=params, etag=etag)
+            if response.status_code == 304:
+                items = None
+                break
+            try:
+                items = response.json()
+                break
+            except ValueError:
+                self._pause(attempt, None)
+        else:
+            raise GitHubError(
+                f"the body is not JSON after {self.max_attempts} attempts "
+                f"({response.headers.get('content-type', 'no content-type')})",
+                url=str(response.url),
+                status=response.status_code,
+            )
         links = parse_link_header(response.headers.get("link"))
         return Page(
             url=str(response.url),

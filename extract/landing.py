@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import psycopg
 from psycopg.types.json import Jsonb
 
+from relore.extract.payloads import exact_text, storable
+
 TOMBSTONE_HASH = "tombstone"
 
 
@@ -65,17 +67,31 @@ def land(cur: psycopg.Cursor, repo: Repo, pass_name: str, objects: list[RawObjec
     cur.execute("select pg_advisory_xact_lock(%s)", (repo.repo_id,))
     latest = _latest_hashes(cur, repo.repo_id, objects)
     rows = []
+    quarantined = []
     seen: set[tuple[str, int]] = set()
     for obj in objects:
         key = (obj.object_type, obj.object_id)
         if key in seen:  # the same object twice in one batch: the first wins
             continue
         seen.add(key)
-        digest = TOMBSTONE_HASH if obj.payload is None else payload_hash(obj.payload)
+        payload, problems = (None, []) if obj.payload is None else storable(obj.payload)
+        digest = TOMBSTONE_HASH if payload is None else payload_hash(payload)
         if latest.get(key) == digest:
             continue
-        if obj.payload is None and key not in latest:
+        if payload is None and key not in latest:
             continue  # never seen: nothing to tombstone
+        if problems:
+            quarantined.append(
+                (
+                    repo.repo_id,
+                    obj.object_type,
+                    obj.object_id,
+                    obj.thread_number,
+                    obj.payload.get("html_url") or obj.payload.get("url"),
+                    "landed with U+FFFD in place of: " + ", ".join(problems),
+                    exact_text(obj.payload),
+                )
+            )
         rows.append(
             (
                 repo.repo_id,
@@ -83,11 +99,20 @@ def land(cur: psycopg.Cursor, repo: Repo, pass_name: str, objects: list[RawObjec
                 obj.object_type,
                 obj.object_id,
                 obj.thread_number,
-                None if obj.payload is None else Jsonb(obj.payload),
+                None if payload is None else Jsonb(payload),
                 digest,
-                obj.payload is None,
+                payload is None,
                 pass_name,
             )
+        )
+    if quarantined:
+        cur.executemany(
+            """
+            insert into ops.quarantine
+                (repo_id, object_type, object_id, thread_number, url, reason, body)
+            values (%s, %s, %s, %s, %s, %s, %s)
+            """,
+            quarantined,
         )
     if rows:
         cur.executemany(

@@ -101,3 +101,43 @@ def test_extract_without_a_running_database_says_how_to_start_it(tmp_path):
     )
     assert code == cli.EXIT_ERROR
     assert "relored db start" in err.getvalue()
+
+
+def test_payload_with_nul_or_lone_surrogate_lands_scrubbed_and_is_quarantined_exactly(db_url):
+    bad = {"id": 77, "body": "before\x00after \ud800 end", "user": {"login": "x"}}
+    good = {"id": 78, "body": "fine"}
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        with conn.transaction(), conn.cursor() as cur:
+            written = land(
+                cur,
+                REPO,
+                "t",
+                [RawObject("issue_comment", 77, 3, bad), RawObject("issue_comment", 78, 3, good)],
+            )
+        assert written == 2  # nothing else in the page is lost
+        body = conn.execute(
+            "select payload->>'body' from raw.github_objects where object_id = 77"
+        ).fetchone()[0]
+        assert body == "before\ufffdafter \ufffd end"
+        reason, exact = conn.execute(
+            "select reason, body from ops.quarantine where object_id = 77"
+        ).fetchone()
+        assert "NUL character" in reason and "lone surrogate" in reason
+        assert "\\u0000" in exact and "\\ud800" in exact
+        with conn.transaction(), conn.cursor() as cur:  # re-landing the same bad payload
+            assert land(cur, REPO, "t", [RawObject("issue_comment", 77, 3, bad)]) == 0
+        assert conn.execute("select count(*) from ops.quarantine").fetchone()[0] == 1
+
+
+def test_ten_megabyte_comment_lands_whole(db_url):
+    body = "line of a very long log\n" * 450_000  # ~10.8 MB
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        with conn.transaction(), conn.cursor() as cur:
+            assert (
+                land(cur, REPO, "t", [RawObject("issue_comment", 9, 1, {"id": 9, "body": body})])
+                == 1
+            )
+        size = conn.execute(
+            "select length(payload->>'body') from raw.github_objects where object_id = 9"
+        ).fetchone()[0]
+    assert size == len(body)
