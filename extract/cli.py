@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
 import sys
+from datetime import UTC, datetime
 from typing import TextIO
 
 from relore.client.version import __version__
+from relore.extract import runner
 
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
 
 
 def _repo_arg(value: str) -> str:
     if not _REPO_RE.match(value):
         raise argparse.ArgumentTypeError(f"expected owner/name, got {value!r}")
     return value
+
+
+def _date_arg(value: str) -> datetime:
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a date like 2026-03-01, got {value!r}"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,18 +48,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     verbs.add_parser("migrate", help="create or upgrade the raw and ops schemas and roles")
 
-    ext = verbs.add_parser("extract", help="land a repository's GitHub history into raw")
-    ext.add_argument(
-        "pass_name",
-        nargs="?",
-        default="all",
-        choices=["all", "issues", "issue_comments"],
-        metavar="PASS",
-        help="all (default): the repository, issues and PRs, issue comments",
+    ext = verbs.add_parser(
+        "extract",
+        help="land a repository's GitHub history into raw",
+        description="Passes: auto (default: backfill a new repository, poll an indexed one), "
+        "backfill, poll, issues, issue_comments, review_comments, pull_details, reviews, "
+        "authority, thread --number N, sample --since DATE [--kind pr --merged], sweep. "
+        "Exit status: 0 done, 3 partial (resume by running it again), 1 failed.",
     )
+    ext.add_argument("pass_name", nargs="?", default="auto", choices=runner.PASSES, metavar="PASS")
     ext.add_argument("--repo", required=True, type=_repo_arg, help="owner/name")
+    ext.add_argument(
+        "--number", type=int, action="append", default=[], help="thread number (thread)"
+    )
+    ext.add_argument("--since", type=_date_arg, help="floor date YYYY-MM-DD (sample)")
+    ext.add_argument(
+        "--kind", choices=["issue", "pr"], default="issue", help="sample issues or PRs"
+    )
+    ext.add_argument("--merged", action="store_true", help="sample merged PRs only")
+    ext.add_argument("--workers", type=int, default=2, help="threads fetched at once (default 2)")
     ext.add_argument("--quiet", action="store_true", help="no progress lines")
-    ext.add_argument("--json", action="store_true", help="print the pass results as JSON")
+    ext.add_argument("--json", action="store_true", help="print the run report as JSON")
 
     srv = verbs.add_parser("serve", help="serve the read API over the marts")
     srv.add_argument("--host", default="127.0.0.1")
@@ -99,44 +121,53 @@ def _db(args, out: TextIO, env) -> int:
 
 
 def _extract(args, out: TextIO, err: TextIO, env) -> int:
-    from relore.extract import database, passes
+    from relore.extract import database
     from relore.extract.github_client import GitHubClient
+    from relore.extract.progress import Progress
 
+    if args.workers < 1 or args.workers > 8:
+        print("relored: --workers must be between 1 and 8", file=err)
+        return EXIT_USAGE
     url = database.ensure_database(env)
-    progress = (lambda _: None) if args.quiet else (lambda line: print(line, file=err, flush=True))
+    options = runner.Options(
+        numbers=tuple(args.number),
+        since=args.since,
+        kind=args.kind,
+        merged=args.merged,
+        workers=args.workers,
+    )
     with database.connect(url, autocommit=True) as conn, GitHubClient(env=env) as client:
-        if args.pass_name == "all":
-            results = passes.extract_repo(conn, client, args.repo, progress)
-        else:
-            repo = passes.resolve_repo(conn, client, args.repo)
-            listing = next(
-                x for x in passes.listings(repo.full_name) if x.pass_name == args.pass_name
-            )
-            results = [passes.run_listing(conn, client, repo, listing, progress)]
-    rows = [
-        {
-            "pass": r.pass_name,
-            "pages": r.pages,
-            "seen": r.seen,
-            "written": r.written,
-            "high_water": r.high_water.isoformat() if r.high_water else None,
-        }
-        for r in results
-    ]
+        progress = Progress(None if args.quiet else err, client)
+        report = runner.run(conn, client, args.repo, args.pass_name, options, progress)
     if args.json:
-        print(
-            json.dumps({"repo": args.repo, "passes": rows, "requests": client.stats.requests}),
-            file=out,
-        )
+        print(json.dumps(dataclasses.asdict(report)), file=out)
     else:
-        for r in rows:
+        for step in report.steps:
+            extra = f", {step.detail}" if step.detail else ""
+            mark = f", high-water {step.high_water}" if step.high_water else ""
             print(
-                f"{args.repo} {r['pass']}: {r['seen']} seen, {r['written']} written, "
-                f"high-water {r['high_water'] or '-'}",
+                f"{report.repo} {step.step}: {step.seen} seen, {step.written} written{mark}{extra}",
                 file=out,
             )
-        print(f"{client.stats.requests} requests, {client.stats.retries} retries", file=out)
-    return EXIT_OK
+        if report.orphan_comments:
+            print(
+                f"{report.orphan_comments} comments under {report.orphan_threads} numbers whose "
+                "thread never arrived (deleted or transferred upstream); they are not indexed",
+                file=out,
+            )
+        print(
+            f"{report.outcome}: {report.written} rows written, {report.requests} requests "
+            f"({report.not_modified} answered 304)",
+            file=out,
+        )
+    if report.error:
+        where = (
+            f" ({report.error_url})"
+            if report.error_url and report.error_url not in report.error
+            else ""
+        )
+        print(f"relored: {report.outcome}: {report.error}{where}", file=err)
+    return {runner.DONE: EXIT_OK, runner.PARTIAL: EXIT_PARTIAL}.get(report.outcome, EXIT_ERROR)
 
 
 def _serve(args, env) -> int:

@@ -71,6 +71,8 @@ class ClientStats:
     retries: int = 0
     not_modified: int = 0
     waits: list[float] = field(default_factory=list)
+    rate_remaining: int | None = None
+    rate_reset: float | None = None
 
 
 def parse_link_header(value: str | None) -> dict[str, str]:
@@ -127,7 +129,7 @@ class GitHubClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _absolute(self, path_or_url: str) -> str:
+    def absolute_url(self, path_or_url: str) -> str:
         if path_or_url.startswith(("http://", "https://")):
             return path_or_url
         return f"{self.api_url}/{path_or_url.lstrip('/')}"
@@ -159,7 +161,7 @@ class GitHubClient:
         json: dict | None = None,
         etag: str | None = None,
     ) -> httpx.Response:
-        url = self._absolute(path_or_url)
+        url = self.absolute_url(path_or_url)
         shown = str(httpx.URL(url, params=params)) if params else url  # what errors name
         headers = {"if-none-match": etag} if etag else None
         last_problem = "no attempt made"
@@ -174,6 +176,7 @@ class GitHubClient:
                 last_problem = f"{type(exc).__name__}: {exc}"
                 self._pause(attempt, None)
                 continue
+            self._note_budget(response)
             if response.status_code == 304:
                 self.stats.not_modified += 1
                 return response
@@ -205,6 +208,13 @@ class GitHubClient:
         raise GitHubError(
             f"gave up after {self.max_attempts} attempts, last: {last_problem}", url=shown
         )
+
+    def _note_budget(self, response: httpx.Response) -> None:
+        remaining = response.headers.get("x-ratelimit-remaining")
+        if remaining is not None and remaining.isdigit():
+            self.stats.rate_remaining = int(remaining)
+            reset = response.headers.get("x-ratelimit-reset", "")
+            self.stats.rate_reset = float(reset) if reset.isdigit() else None
 
     def _pause(self, attempt: int, wait: float | None) -> None:
         if attempt >= self.max_attempts:
@@ -276,12 +286,15 @@ class GitHubClient:
             next_url=links.get("next"),
         )
 
-    def paginate(self, path: str, params: dict | None = None) -> Iterator[Page]:
+    def paginate(
+        self, path: str, params: dict | None = None, etag: str | None = None
+    ) -> Iterator[Page]:
         """Every page of a listing: the first from ``path`` + ``params``, each next one from
-        the previous page's ``Link: rel="next"`` exactly as GitHub wrote it."""
-        page = self.get_page(path, params=params)
+        the previous page's ``Link: rel="next"`` exactly as GitHub wrote it. With ``etag``
+        the first page is conditional; a 304 is the only page (nothing changed)."""
+        page = self.get_page(path, params=params, etag=etag)
         yield page
-        while page.next_url:
+        while page.next_url and page.status != 304:
             page = self.get_page(page.next_url, params=None)
             yield page
 

@@ -170,11 +170,28 @@ def _step_3_authority_samples_files(cur: psycopg.Cursor) -> None:
     )
 
 
+def _step_4_etags(cur: psycopg.Cursor) -> None:
+    cur.execute(
+        """
+        -- The ETag of a walk's first page, so an idle poll asks with If-None-Match and a
+        -- 304 (which costs no rate limit) ends the walk.
+        create table ops.etags (
+            repo_id    bigint      not null,
+            url        text        not null,
+            etag       text        not null,
+            updated_at timestamptz not null default clock_timestamp(),
+            primary key (repo_id, url)
+        );
+        """
+    )
+
+
 Step = Callable[[psycopg.Cursor], None]
 STEPS: tuple[tuple[int, str, Step], ...] = (
     (1, "raw and ops schemas", _step_1_raw_and_ops),
     (2, "SELECT-only reader role", _step_2_reader_role),
     (3, "authority, sample floors, file walks, quarantine", _step_3_authority_samples_files),
+    (4, "first-page ETags", _step_4_etags),
 )
 LATEST = STEPS[-1][0]
 

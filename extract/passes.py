@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+import httpx
 import psycopg
 
 from relore.extract import checkpoints
@@ -48,6 +49,10 @@ def _comment_thread(item: dict) -> int:
     return int(item["issue_url"].rstrip("/").rsplit("/", 1)[-1])
 
 
+def _review_comment_thread(item: dict) -> int:
+    return int(item["pull_request_url"].rstrip("/").rsplit("/", 1)[-1])
+
+
 def _parse_time(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
@@ -66,6 +71,14 @@ def listings(full_name: str) -> tuple[Listing, ...]:
             f"repos/{full_name}/issues/comments",
             lambda _: "issue_comment",
             _comment_thread,
+        ),
+        Listing(
+            "review_comments",
+            f"repos/{full_name}/pulls/comments",
+            lambda _: "review_comment",
+            _review_comment_thread,
+            # each item carries a diff hunk: pages of 100 are often never served
+            params=(("per_page", "50"),),
         ),
     )
 
@@ -116,11 +129,24 @@ def run_listing(
                 "per_page": 100,
                 **dict(listing.params),
             }
+            params["per_page"] = int(params["per_page"])
             if start_mark is not None:
                 params["since"] = start_mark.strftime("%Y-%m-%dT%H:%M:%SZ")
-            for page in client.paginate(listing.path, params=params):
+            first_url = str(httpx.URL(client.absolute_url(listing.path), params=params))
+            etag = _stored_etag(conn, repo, first_url)
+            for number, page in enumerate(client.paginate(listing.path, params, etag), 1):
                 items = page.items or []
-                _land_page(conn, repo, listing, items, result)
+                # Only a first page that is the whole listing may answer for it by ETag: a
+                # later page can change while the first stays the same.
+                whole = (
+                    number == 1
+                    and page.status == 200
+                    and page.next_url is None
+                    and len(items) < params["per_page"]
+                )
+                _land_page(
+                    conn, repo, listing, items, result, (first_url, page.etag) if whole else None
+                )
                 result.pages += 1
                 progress(
                     f"{listing.pass_name}: page {result.pages}, {result.seen} seen, "
@@ -146,8 +172,31 @@ def run_listing(
     return result
 
 
+def _stored_etag(conn: psycopg.Connection, repo: Repo, url: str) -> str | None:
+    row = conn.execute(
+        "select etag from ops.etags where repo_id = %s and url = %s", (repo.repo_id, url)
+    ).fetchone()
+    return row[0] if row else None
+
+
+def _store_etag(cur: psycopg.Cursor, repo: Repo, url: str, etag: str) -> None:
+    cur.execute(
+        """
+        insert into ops.etags (repo_id, url, etag) values (%s, %s, %s)
+        on conflict (repo_id, url) do update
+            set etag = excluded.etag, updated_at = clock_timestamp()
+        """,
+        (repo.repo_id, url, etag),
+    )
+
+
 def _land_page(
-    conn: psycopg.Connection, repo: Repo, listing: Listing, items: list, result: PassResult
+    conn: psycopg.Connection,
+    repo: Repo,
+    listing: Listing,
+    items: list,
+    result: PassResult,
+    etag: tuple[str, str | None] | None = None,
 ) -> None:
     objects = [
         RawObject(listing.object_type(item), int(item["id"]), listing.thread_number(item), item)
@@ -160,18 +209,6 @@ def _land_page(
             checkpoints.advance(cur, repo.repo_id, listing.pass_name, mark)
             if result.high_water is None or mark > result.high_water:
                 result.high_water = mark
+        if etag is not None and etag[1]:
+            _store_etag(cur, repo, etag[0], etag[1])
     result.seen += len(items)
-
-
-def extract_repo(
-    conn: psycopg.Connection,
-    client: GitHubClient,
-    full_name: str,
-    progress: Progress = lambda _: None,
-) -> list[PassResult]:
-    """The default extract: the repository, its issues and PRs, and its issue comments."""
-    repo = resolve_repo(conn, client, full_name)
-    progress(f"repository {repo.full_name} (id {repo.repo_id})")
-    return [
-        run_listing(conn, client, repo, listing, progress) for listing in listings(repo.full_name)
-    ]

@@ -7,8 +7,9 @@ import pytest
 from fixtures import corpus, fake_github
 from fixtures.fake_github_faults import drop, fail, secondary_limit
 
-from relore.extract import checkpoints, passes
+from relore.extract import checkpoints, passes, runner
 from relore.extract.github_client import GitHubClient, GitHubError
+from relore.extract.progress import Progress
 
 REPO = "acme/gadgets"
 
@@ -29,9 +30,12 @@ def _client(base_url: str) -> GitHubClient:
     return GitHubClient(api_url=base_url, token="t", backoff=0.01, env={})
 
 
-def _extract(url: str, base_url: str) -> list[passes.PassResult]:
+def _extract(url: str, base_url: str, pass_name: str = "auto") -> dict[str, int]:
+    """Run a pass; return rows written per step."""
     with psycopg.connect(url, autocommit=True) as conn, _client(base_url) as client:
-        return passes.extract_repo(conn, client, REPO)
+        report = runner.run(conn, client, REPO, pass_name, runner.Options(), Progress(None, client))
+    assert report.outcome == runner.DONE, report.error
+    return {step.step: step.written for step in report.steps}
 
 
 def _distinct(url: str, object_type: str) -> tuple[int, int]:
@@ -73,8 +77,9 @@ def test_server_errors_and_dropped_connections_mid_body_are_retried(db_url, gith
             secondary_limit(path=r"/issues/comments$", retry_after=0, times=1, skip=2),
         ]
     )
-    results = _extract(db_url, base_url)
-    assert [r.written for r in results] == [len(world.issues), len(world.comments)]
+    written = _extract(db_url, base_url)
+    assert written["issues"] == len(world.issues)
+    assert written["issue_comments"] == len(world.comments)
     assert all(f.hits == f.times for f in app.state.faults)
 
 
@@ -85,7 +90,7 @@ def test_a_poll_lands_only_what_changed_upstream(db_url, github, world):
     world.add_comment(number, "A new finding about the cache eviction order.")
     second = _extract(db_url, base_url)
     # the new comment, and its thread's new version (comment count and updated_at moved)
-    assert [r.written for r in second] == [1, 1]
+    assert (second["issues"], second["issue_comments"]) == (1, 1)
     assert _distinct(db_url, "issue_comment") == (len(world.comments), len(world.comments))
 
 

@@ -87,7 +87,8 @@ def test_first_extract_lands_every_issue_and_comment(slice_db, world):
 def test_reextracting_unchanged_github_writes_zero_raw_rows(slice_db, github):
     before = _raw_count(slice_db["url"])
     second = _extract(slice_db["url"], github[1])
-    assert [p["written"] for p in second["passes"]] == [0, 0]
+    assert second["outcome"] == "done"
+    assert [s["written"] for s in second["steps"]] == [0] * len(second["steps"])
     assert _raw_count(slice_db["url"]) == before
 
 

@@ -1,0 +1,100 @@
+"""One file in, one record out: its definitions and every identifier occurrence, by kind.
+
+The record is plain tuples, lists and dicts so the cache can store it as it is:
+
+``(has_error, definitions, occurrences)`` where a definition is
+``(name, kind, qualified, line, column, start_byte, end_byte, name_byte)`` and
+``occurrences`` maps a name to ``[(name_byte, line, column, kind_code), ...]``.
+
+Occurrences are keyed on the name's byte span: however many patterns describe one
+identifier, it is one row, with the strongest kind (``KINDS`` order).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from relore.client.code.providers.base import Provider
+
+KINDS = ("definition", "call", "attribute", "name")
+KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
+
+Definition = tuple[str, str, str, int, int, int, int, int]
+Occurrence = tuple[int, int, int, int]
+Record = tuple[bool, list[Definition], dict[str, list[Occurrence]]]
+
+PARSES = 0  # files parsed by this process; the cache tests count it
+
+
+def _text(source: bytes, node: Any) -> str:
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _definitions(provider: Provider, source: bytes, root: Any, query: Any, ts: Any) -> list:
+    items: dict[int, tuple] = {}
+    for _pattern, captures in ts.QueryCursor(query).matches(root):
+        names = captures.get("name")
+        if not names:
+            continue
+        name_node = names[0]
+        kind = node = None
+        for capture, nodes in captures.items():
+            if capture.startswith("definition."):
+                kind, node = capture.split(".", 1)[1], nodes[0]
+            elif capture == "scope":
+                kind, node = "scope", nodes[0]
+        if node is None or name_node.start_byte in items:
+            continue
+        items[name_node.start_byte] = (node.start_byte, node.end_byte, kind, node, name_node)
+    ordered = sorted(items.values(), key=lambda item: (item[0], -item[1]))
+    stack: list[tuple[int, str, str]] = []  # (end_byte, kind, qualified)
+    found: list[Definition] = []
+    for start, end, kind, node, name_node in ordered:
+        while stack and stack[-1][0] <= start:
+            stack.pop()
+        name = _text(source, name_node)
+        parent = stack[-1] if stack else None
+        if parent is not None:
+            qualified = f"{parent[2]}.{name}"
+            if kind == "function" and parent[1] in provider.method_containers:
+                kind = "method"
+        else:
+            prefix = provider.qualifier(node, source)
+            qualified = f"{prefix}.{name}" if prefix else name
+        stack.append((end, kind, qualified))
+        if kind == "scope":
+            continue
+        point = name_node.start_point
+        found.append(
+            (name, kind, qualified, point.row + 1, point.column + 1, start, end, name_node.start_byte)
+        )
+    return found
+
+
+def extract(provider: Provider, source: bytes) -> Record:
+    global PARSES
+    ts, parser, defs_query, refs_query = provider.load()
+    tree = parser.parse(source)
+    PARSES += 1
+    root = tree.root_node
+    definitions = _definitions(provider, source, root, defs_query, ts)
+    strongest: dict[int, tuple[int, Any]] = {}
+    for capture, nodes in ts.QueryCursor(refs_query).captures(root).items():
+        code = KIND_CODE[capture]
+        for node in nodes:
+            start = node.start_byte
+            seen = strongest.get(start)
+            if seen is None or code < seen[0]:
+                strongest[start] = (code, node)
+    definition_bytes = {d[7] for d in definitions}
+    occurrences: dict[str, list[Occurrence]] = {}
+    for start, (code, node) in sorted(strongest.items()):
+        name = source[start : node.end_byte].decode("utf-8", "replace")
+        point = node.start_point
+        if start in definition_bytes:
+            code = 0
+        occurrences.setdefault(name, []).append((start, point.row + 1, point.column + 1, code))
+    for name, _kind, _q, line, column, _s, _e, name_byte in definitions:
+        if name_byte not in strongest:  # a name node no reference pattern describes
+            occurrences.setdefault(name, []).append((name_byte, line, column, 0))
+    return (root.has_error, definitions, occurrences)

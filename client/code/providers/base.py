@@ -1,0 +1,77 @@
+"""What a language provider is: a grammar to load, and two queries in tree-sitter's language.
+
+A provider owns everything language-specific (rule: the provider owns its node-type → kind
+map; the core groups and counts):
+
+- ``definitions``: patterns capturing a definition node as ``@definition.<kind>`` and its
+  name as ``@name``; a block that qualifies the names inside it without defining a name of
+  its own (a Rust ``impl``) is captured as ``@scope`` with its ``@name``.
+- ``references``: patterns capturing identifier nodes as ``@call``, ``@attribute`` or
+  ``@name``. One identifier may match several patterns (a method name in ``g.greet()`` is
+  both an attribute and a call); the core keeps one row per name byte span and the
+  strongest kind (definition > call > attribute > name).
+
+tree-sitter and the grammar are imported only here, lazily, on first use by a code verb:
+``relore search`` and ``relore status`` never load them (invariant 1's runtime half).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+
+class GrammarUnavailable(RuntimeError):
+    """The grammar (or tree-sitter itself) could not be imported or loaded."""
+
+
+class Provider:
+    name: str = ""
+    extensions: tuple[str, ...] = ()
+    grammar_module: str = ""
+    grammar_function: str = "language"
+    definitions: str = ""
+    references: str = ""
+    # definition kinds whose directly nested functions are methods
+    method_containers: frozenset[str] = frozenset({"class"})
+
+    def __init__(self) -> None:
+        self._loaded: tuple[Any, Any, Any, Any] | None = None
+        self._failure: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<provider {self.name} {self.grammar_module}>"
+
+    def load(self) -> tuple[Any, Any, Any, Any]:
+        """(tree_sitter module, parser, definitions query, references query), loaded once."""
+        if self._loaded is not None:
+            return self._loaded
+        if self._failure is not None:
+            raise GrammarUnavailable(self._failure)
+        try:
+            tree_sitter = importlib.import_module("tree_sitter")
+            grammar = importlib.import_module(self.grammar_module)
+            language = tree_sitter.Language(getattr(grammar, self.grammar_function)())
+            parser = tree_sitter.Parser(language)
+            defs = tree_sitter.Query(language, self.definitions)
+            refs = tree_sitter.Query(language, self.references)
+        except (ImportError, AttributeError, TypeError, ValueError) as exc:
+            self._failure = f"{self.grammar_module}: {exc}"
+            raise GrammarUnavailable(self._failure) from None
+        self._loaded = (tree_sitter, parser, defs, refs)
+        return self._loaded
+
+    def available(self) -> bool:
+        try:
+            self.load()
+        except GrammarUnavailable:
+            return False
+        return True
+
+    @property
+    def failure(self) -> str | None:
+        return self._failure
+
+    def qualifier(self, definition_node: Any, source: bytes) -> str | None:
+        """A scope that is not an enclosing block (Go's method receiver). Default: none."""
+        return None

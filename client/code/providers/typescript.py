@@ -1,0 +1,43 @@
+"""TypeScript and TSX: JavaScript's definitions plus interfaces, type aliases, enums."""
+
+from __future__ import annotations
+
+from relore.client.code.providers.base import Provider
+from relore.client.code.providers.javascript import DEFINITIONS, REFERENCES
+
+TS_DEFINITIONS = (
+    DEFINITIONS
+    + """
+(abstract_class_declaration name: (type_identifier) @name) @definition.class
+(interface_declaration name: (type_identifier) @name) @definition.interface
+(type_alias_declaration name: (type_identifier) @name) @definition.type
+(enum_declaration name: (identifier) @name) @definition.enum
+(abstract_method_signature name: (property_identifier) @name) @definition.method
+(function_signature name: (identifier) @name) @definition.function
+"""
+)
+
+TS_REFERENCES = (
+    REFERENCES
+    + """
+(type_identifier) @name
+"""
+)
+
+
+class TypeScriptProvider(Provider):
+    name = "typescript"
+    extensions = (".ts", ".mts", ".cts")
+    grammar_module = "tree_sitter_typescript"
+    grammar_function = "language_typescript"
+    definitions = TS_DEFINITIONS
+    references = TS_REFERENCES
+
+
+class TsxProvider(TypeScriptProvider):
+    name = "tsx"
+    extensions = (".tsx",)
+    grammar_function = "language_tsx"
+
+
+PROVIDERS = (TypeScriptProvider(), TsxProvider())

@@ -1,0 +1,323 @@
+"""What ``relored extract [PASS]`` runs, in which order, and how it ends.
+
+A run is a sequence of steps; the first failure stops it. It ends ``done`` (every step
+completed), ``partial`` (something was committed before a step failed: the marks say where
+to resume) or ``failed`` (nothing was committed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import psycopg
+
+from relore.extract import authority, checkpoints, passes, reviews, threads
+from relore.extract.github_client import GitHubClient, GitHubError
+from relore.extract.landing import Repo
+from relore.extract.progress import Progress
+
+PASSES = (
+    "auto",
+    "backfill",
+    "poll",
+    "issues",
+    "issue_comments",
+    "review_comments",
+    "pull_details",
+    "reviews",
+    "authority",
+    "thread",
+    "sample",
+    "sweep",
+)
+DONE, PARTIAL, FAILED = "done", "partial", "failed"
+
+
+@dataclass
+class StepReport:
+    step: str
+    seen: int = 0
+    written: int = 0
+    high_water: str | None = None
+    detail: str | None = None
+
+
+@dataclass
+class RunReport:
+    repo: str
+    pass_name: str
+    outcome: str = DONE
+    steps: list[StepReport] = field(default_factory=list)
+    error: str | None = None
+    error_url: str | None = None
+    orphan_comments: int = 0
+    orphan_threads: int = 0
+    requests: int = 0
+    not_modified: int = 0
+
+    @property
+    def written(self) -> int:
+        return sum(s.written for s in self.steps)
+
+
+@dataclass
+class Options:
+    numbers: tuple[int, ...] = ()
+    since: datetime | None = None
+    kind: str = "issue"
+    merged: bool = False
+    workers: int = 2
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _listing_step(conn, client, repo, name: str, progress: Progress) -> StepReport:
+    listing = next(x for x in passes.listings(repo.full_name) if x.pass_name == name)
+    result = passes.run_listing(conn, client, repo, listing, progress)
+    return StepReport(name, result.seen, result.written, _iso(result.high_water))
+
+
+def _prs_updated_since(conn, repo: Repo, mark: datetime | None) -> list[tuple[int, datetime]]:
+    return conn.execute(
+        """
+        select thread_number, (payload ->> 'updated_at')::timestamptz as updated_at
+        from (
+            select distinct on (object_id) thread_number, payload, is_deleted
+            from raw.github_objects
+            where repo_id = %s and object_type = 'issue'
+            order by object_id, row_id desc
+        ) as latest
+        where not is_deleted and payload ? 'pull_request'
+            and (%s::timestamptz is null or (payload ->> 'updated_at')::timestamptz >= %s)
+        order by updated_at, thread_number
+        """,
+        (repo.repo_id, mark, mark),
+    ).fetchall()
+
+
+def _thread_step(
+    conn,
+    client,
+    repo,
+    pass_name: str,
+    todo: list[tuple[int, datetime]],
+    fetch,
+    options: Options,
+    progress: Progress,
+    *,
+    checkpointed: bool = True,
+) -> StepReport:
+    """Threads fetched concurrently, landed in order; the mark moves per committed thread."""
+    marks = dict(todo)
+
+    def committed(cur, fetched):
+        if checkpointed:
+            checkpoints.advance(cur, repo.repo_id, pass_name, marks[fetched.number])
+
+    result = threads.run_threads(
+        conn,
+        client,
+        repo,
+        pass_name,
+        [n for n, _ in todo],
+        fetch=fetch,
+        workers=options.workers,
+        on_committed=committed,
+        progress=lambda r, total: progress.update(
+            f"{pass_name}: {r.threads}/{total} threads, {r.written} written", r.threads, total
+        ),
+    )
+    report = StepReport(pass_name, result.threads, result.written)
+    report.detail = f"{result.gone} gone upstream" if result.gone else None
+    if result.error is not None:
+        raise GitHubError(f"thread #{result.failed_number}: {result.error}", url="")
+    if checkpointed:
+        report.high_water = _iso(checkpoints.high_water(conn, repo.repo_id, pass_name))
+    return report
+
+
+def _pull_details_step(conn, client, repo, options, progress) -> StepReport:
+    mark = checkpoints.high_water(conn, repo.repo_id, "pull_details")
+    todo = _prs_updated_since(conn, repo, mark)
+    return _thread_step(
+        conn, client, repo, "pull_details", todo, threads.fetch_pull_details, options, progress
+    )
+
+
+def _sample_step(conn, client, repo, options: Options, progress) -> StepReport:
+    if options.since is None:
+        raise ValueError("sample needs --since DATE (the floor)")
+    pass_name = f"sample:{options.kind}"
+    with conn.transaction():
+        conn.execute(
+            """
+            insert into ops.sample_floors (repo_id, pass_name, floor, kind, merged_only)
+            values (%s, %s, %s, %s, %s)
+            on conflict (repo_id, pass_name) do update
+                set floor = least(ops.sample_floors.floor, excluded.floor),
+                    merged_only = excluded.merged_only, recorded_at = clock_timestamp()
+            """,
+            (repo.repo_id, pass_name, options.since, options.kind, options.merged),
+        )
+    mark = checkpoints.high_water(conn, repo.repo_id, pass_name)
+    floor = max(options.since, mark) if mark else options.since
+    todo: list[tuple[int, datetime]] = []
+    params = {"state": "all", "sort": "created", "direction": "desc", "per_page": 100}
+    for page in client.paginate(f"repos/{repo.full_name}/issues", params):
+        items = page.items or []
+        for item in items:
+            created = datetime.fromisoformat(item["created_at"].replace("Z", "+00:00"))
+            if created < floor:
+                continue
+            is_pr = "pull_request" in item
+            if (options.kind == "pr") != is_pr:
+                continue
+            if options.merged and not (item.get("pull_request") or {}).get("merged_at"):
+                continue
+            todo.append((int(item["number"]), created))
+        oldest = items[-1]["created_at"] if items else None
+        progress.update(f"{pass_name}: listing, {len(todo)} threads since {floor.date()}")
+        if oldest and datetime.fromisoformat(oldest.replace("Z", "+00:00")) < floor:
+            break
+    todo.sort(key=lambda t: (t[1], t[0]))
+    return _thread_step(
+        conn, client, repo, pass_name, todo, threads.fetch_thread, options, progress
+    )
+
+
+def _indexed_threads(conn, repo: Repo) -> list[tuple[int, datetime]]:
+    return conn.execute(
+        """
+        select thread_number, coalesce((payload ->> 'updated_at')::timestamptz, loaded_at)
+        from (
+            select distinct on (object_id) thread_number, payload, is_deleted, loaded_at
+            from raw.github_objects
+            where repo_id = %s and object_type = 'issue'
+            order by object_id, row_id desc
+        ) as latest
+        where not is_deleted
+        order by thread_number
+        """,
+        (repo.repo_id,),
+    ).fetchall()
+
+
+def orphans(conn, repo: Repo) -> tuple[int, int]:
+    """Comments staged under a number whose thread head never arrived: (comments, numbers)."""
+    row = conn.execute(
+        """
+        with heads as (
+            select distinct thread_number from raw.github_objects
+            where repo_id = %(r)s and object_type = 'issue'
+        )
+        select count(distinct object_id), count(distinct thread_number)
+        from raw.github_objects as c
+        where c.repo_id = %(r)s and c.object_type in ('issue_comment', 'review_comment')
+            and c.thread_number not in (select thread_number from heads)
+        """,
+        {"r": repo.repo_id},
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def _last_row_id(conn, repo: Repo) -> int:
+    row = conn.execute(
+        "select coalesce(max(row_id), 0) from raw.github_objects where repo_id = %s",
+        (repo.repo_id,),
+    ).fetchone()
+    return int(row[0])
+
+
+def steps_for(pass_name: str, conn, repo: Repo) -> list[str]:
+    bulk = ["issues", "issue_comments", "review_comments", "pull_details", "reviews"]
+    if pass_name == "auto":
+        indexed = checkpoints.high_water(conn, repo.repo_id, "issues") is not None
+        return bulk if indexed else [*bulk, "authority"]
+    if pass_name == "backfill":
+        return [*bulk, "authority"]
+    if pass_name == "poll":
+        return bulk
+    return [pass_name]
+
+
+def run(
+    conn: psycopg.Connection,
+    client: GitHubClient,
+    full_name: str,
+    pass_name: str,
+    options: Options,
+    progress: Progress,
+) -> RunReport:
+    report = RunReport(full_name, pass_name)
+    requests_before = client.stats.requests
+    try:
+        repo = passes.resolve_repo(conn, client, full_name)
+    except GitHubError as exc:
+        report.outcome, report.error, report.error_url = FAILED, str(exc), exc.url
+        return report
+    report.repo = repo.full_name
+    landed_before = _last_row_id(conn, repo)
+    for step in steps_for(pass_name, conn, repo):
+        try:
+            report.steps.append(_run_step(step, conn, client, repo, options, progress))
+        except (GitHubError, ValueError) as exc:
+            report.error = f"{step}: {exc}"
+            report.error_url = getattr(exc, "url", None) or None
+            progressed = report.steps or _last_row_id(conn, repo) > landed_before
+            report.outcome = PARTIAL if progressed else FAILED
+            break
+        finally:
+            progress.done()
+    report.orphan_comments, report.orphan_threads = orphans(conn, repo)
+    report.requests = client.stats.requests - requests_before
+    report.not_modified = client.stats.not_modified
+    return report
+
+
+def _run_step(step: str, conn, client, repo: Repo, options: Options, progress) -> StepReport:
+    if step in ("issues", "issue_comments", "review_comments"):
+        return _listing_step(conn, client, repo, step, progress)
+    if step == "pull_details":
+        return _pull_details_step(conn, client, repo, options, progress)
+    if step == "reviews":
+        result = reviews.run_reviews(conn, client, repo, progress)
+        return StepReport("reviews", result.prs, result.written, _iso(result.high_water))
+    if step == "authority":
+        result = authority.run_authority(conn, client, repo, progress)
+        return StepReport(
+            "authority", result.checked, 0, detail=f"{result.with_write} with write access"
+        )
+    if step == "thread":
+        if not options.numbers:
+            raise ValueError("thread needs --number N (one or more)")
+        todo = [(n, datetime.min) for n in options.numbers]
+        return _thread_step(
+            conn,
+            client,
+            repo,
+            "thread",
+            todo,
+            threads.fetch_thread,
+            options,
+            progress,
+            checkpointed=False,
+        )
+    if step == "sample":
+        return _sample_step(conn, client, repo, options, progress)
+    if step == "sweep":
+        todo = _indexed_threads(conn, repo)
+        return _thread_step(
+            conn,
+            client,
+            repo,
+            "sweep",
+            todo,
+            threads.fetch_head,
+            options,
+            progress,
+            checkpointed=False,
+        )
+    raise ValueError(f"unknown pass {step!r}")
