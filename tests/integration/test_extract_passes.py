@@ -128,3 +128,51 @@ def test_failed_pass_keeps_its_mark_at_the_last_committed_page_and_resumes_whole
         result = passes.run_listing(conn, client, repo, listing)
     assert _distinct(db_url, "issue_comment") == (len(world.comments), len(world.comments))
     assert result.written == len(world.comments) - 20
+
+
+def _listing(name: str, per_page: int) -> passes.Listing:
+    base = next(x for x in passes.listings(REPO) if x.pass_name == name)
+    return passes.Listing(
+        base.pass_name,
+        base.path,
+        base.object_type,
+        base.thread_number,
+        params=(*base.params, ("per_page", str(per_page))),
+    )
+
+
+def test_threads_sharing_the_marks_second_are_not_skipped_on_resume(db_url, github, world):
+    app, base_url = github
+    group = world.facts["same_updated_at"][0]
+    assert len(group) >= 3
+    ordered = sorted(world.issues, key=lambda i: (i["updated_at"], i["id"]))
+    first = next(k for k, issue in enumerate(ordered) if issue["number"] in group)
+    page_with_part_of_group = first // 2
+    # every page after the one holding the group's first member fails during run one
+    app.state.faults.append(
+        fail(500, path=r"/issues$", times=None, skip=page_with_part_of_group + 1)
+    )
+    with psycopg.connect(db_url, autocommit=True) as conn, _client(base_url) as client:
+        client.max_attempts = 1
+        repo = passes.resolve_repo(conn, client, REPO)
+        with pytest.raises(GitHubError):
+            passes.run_listing(conn, client, repo, _listing("issues", 2))
+        mark = checkpoints.high_water(conn, repo.repo_id, "issues")
+        assert mark.strftime("%Y-%m-%dT%H:%M:%SZ") == ordered[first]["updated_at"]
+        app.state.faults.clear()
+        passes.run_listing(conn, client, repo, _listing("issues", 2))
+    assert _distinct(db_url, "issue") == (len(world.issues), len(world.issues))
+
+
+def test_walk_capped_at_a_fixed_item_count_chains_from_its_mark_until_complete(db_url, world):
+    app = fake_github.create_app([world], comment_cap=40)
+    assert len(world.comments) > 120
+    with (
+        fake_github.serve(app) as base_url,
+        psycopg.connect(db_url, autocommit=True) as conn,
+        _client(base_url) as client,
+    ):
+        repo = passes.resolve_repo(conn, client, REPO)
+        result = passes.run_listing(conn, client, repo, _listing("issue_comments", 10))
+    assert result.written == len(world.comments)
+    assert _distinct(db_url, "issue_comment") == (len(world.comments), len(world.comments))
