@@ -223,6 +223,22 @@ def orphans(conn, repo: Repo) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
+def _consecutive_failures(conn, repo: Repo, step: str) -> int:
+    """How many of the pass's latest runs failed in a row having landed nothing: the tell of
+    a page that can never be served (the mark stops while the runs keep coming)."""
+    rows = conn.execute(
+        "select status, rows_written from ops.pass_runs where repo_id = %s and pass_name = %s "
+        "order by run_id desc limit 20",
+        (repo.repo_id, step),
+    ).fetchall()
+    count = 0
+    for status, written in rows:
+        if status != "failed" or written:
+            break
+        count += 1
+    return count
+
+
 def _last_row_id(conn, repo: Repo) -> int:
     row = conn.execute(
         "select coalesce(max(row_id), 0) from raw.github_objects where repo_id = %s",
@@ -268,6 +284,12 @@ def run(
             report.error_url = getattr(exc, "url", None) or None
             progressed = report.steps or _last_row_id(conn, repo) > landed_before
             report.outcome = PARTIAL if progressed else FAILED
+            stuck = _consecutive_failures(conn, repo, step)
+            if stuck >= 2:
+                report.error += (
+                    f"; this pass has failed {stuck} times in a row landing nothing, its mark "
+                    "not moving: that page cannot be served, and rerunning will not change it"
+                )
             break
         finally:
             progress.done()

@@ -176,3 +176,23 @@ def test_walk_capped_at_a_fixed_item_count_chains_from_its_mark_until_complete(d
         result = passes.run_listing(conn, client, repo, _listing("issue_comments", 10))
     assert result.written == len(world.comments)
     assert _distinct(db_url, "issue_comment") == (len(world.comments), len(world.comments))
+
+
+def test_page_that_can_never_be_served_ends_partial_naming_the_url_not_exit_zero(
+    db_url, github, world
+):
+    import io
+
+    from relore.extract import cli
+
+    app, base_url = github
+    app.state.faults.append(fail(502, path=r"/pulls/comments$", times=None))
+    env = {"RELORE_DATABASE_URL": db_url, "RELORE_GITHUB_API_URL": base_url, "GITHUB_TOKEN": "t"}
+    for attempt in (1, 2):
+        out, err = io.StringIO(), io.StringIO()
+        code = cli.main(["extract", "--repo", REPO, "--quiet"], env=env, out=out, err=err)
+        assert code == cli.EXIT_PARTIAL, (attempt, err.getvalue())
+        assert "/pulls/comments" in err.getvalue()
+        assert "partial" in out.getvalue()
+    assert "failed 2 times in a row landing nothing" in err.getvalue()
+    assert _distinct(db_url, "issue")[0] == len(world.issues)  # what could land, landed
