@@ -174,8 +174,12 @@ def _serve(args, env) -> int:
     from relore.extract import database
     from relore.serve.app import run
 
-    writer = database.ensure_database(env)
-    run(database.reader_url(writer, env), host=args.host, port=args.port, env=env)
+    if env.get("RELORE_READER_DATABASE_URL"):
+        # a deployment gives the service the reader's credentials only: nothing to migrate
+        reader = env["RELORE_READER_DATABASE_URL"]
+    else:
+        reader = database.reader_url(database.ensure_database(env), env)
+    run(reader, host=args.host, port=args.port, env=env)
     return EXIT_OK
 
 
