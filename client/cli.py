@@ -11,6 +11,7 @@ import sys
 from typing import TextIO
 
 from relore.client import render, transport, wire
+from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP
 from relore.client.version import __version__
 
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -55,6 +56,29 @@ def _limit(value: str) -> int:
     return n
 
 
+def _rows(cap: int):
+    def parse(value: str) -> int:
+        try:
+            n = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError("expected a whole number") from None
+        if not 1 <= n <= cap:
+            raise argparse.ArgumentTypeError(f"at most {cap} rows per page, at least 1")
+        return n
+
+    return parse
+
+
+def _offset(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError("expected 0 or more")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="relore",
@@ -76,7 +100,55 @@ def build_parser() -> argparse.ArgumentParser:
     st = verbs.add_parser("status", help="what the index holds")
     st.add_argument("--repo", type=_repo, help="owner/name")
     st.add_argument("--json", action="store_true", help="the daemon's page as JSON")
+
+    # The code lens: offline over the caller's own tree, never the daemon.
+    m = verbs.add_parser("map", help="the tree's defined names, ranked (offline, tree-sitter)")
+    m.add_argument("path", nargs="?", default=".", help="directory or file (default .)")
+    m.add_argument("--limit", type=_rows(MAP_CAP), default=MAP_CAP, help=f"rows, 1-{MAP_CAP}")
+    m.add_argument("--offset", type=_offset, default=0, help="skip this many rows first")
+    m.add_argument("--json", action="store_true", help="the page as JSON")
+
+    d = verbs.add_parser("defs", help="where NAME is defined (offline, tree-sitter)")
+    d.add_argument("name", help="an identifier: function, method, class, type")
+    d.add_argument("--path", default=".", help="directory or file to read (default .)")
+    d.add_argument("--limit", type=_rows(DEFS_CAP), default=DEFS_CAP, help=f"rows, 1-{DEFS_CAP}")
+    d.add_argument("--offset", type=_offset, default=0, help="skip this many rows first")
+    d.add_argument("--json", action="store_true", help="the page as JSON")
+
+    r = verbs.add_parser("refs", help="every occurrence of NAME, by kind (offline, tree-sitter)")
+    r.add_argument("name", help="an identifier")
+    r.add_argument("--path", default=".", help="directory or file to read (default .)")
+    r.add_argument("--kind", choices=["definition", "call", "attribute", "name"])
+    r.add_argument("--limit", type=_rows(REFS_CAP), default=REFS_CAP, help=f"rows, 1-{REFS_CAP}")
+    r.add_argument("--offset", type=_offset, default=0, help="skip this many rows first")
+    r.add_argument("--json", action="store_true", help="the page as JSON")
     return parser
+
+
+def _code_verb(args: argparse.Namespace, env, stdout: TextIO, stderr: TextIO) -> int:
+    """map/defs/refs: imported here so the daemon verbs never load the lens or tree-sitter."""
+    from relore.client.code import index, registry
+
+    try:
+        if args.verb == "map":
+            page = index.repo_map(args.path, env, limit=args.limit, offset=args.offset)
+            text = render.map_page(page)
+        elif args.verb == "defs":
+            page = index.defs(args.name, args.path, env, limit=args.limit, offset=args.offset)
+            text = render.defs_page(page)
+        else:
+            page = index.refs(
+                args.name, args.path, env, limit=args.limit, offset=args.offset, kind=args.kind
+            )
+            text = render.refs_page(page)
+    except registry.GrammarMissing as exc:
+        print(f"relore: {exc}", file=stderr)
+        return ExitStatus.ERROR
+    except index.PathNotFound as exc:
+        print(f"relore: {exc}", file=stderr)
+        return ExitStatus.USAGE
+    print(json.dumps(page, ensure_ascii=False, indent=2) if args.json else text, file=stdout)
+    return ExitStatus.OK
 
 
 def main(
@@ -92,6 +164,8 @@ def main(
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage error or the help
         return ExitStatus.USAGE if exc.code else ExitStatus.OK
+    if args.verb in ("map", "defs", "refs"):
+        return _code_verb(args, env, stdout, stderr)
     api = env.get("RELORE_API") or wire.DEFAULT_API
     try:
         if args.verb == "search":

@@ -23,7 +23,7 @@ Definition = tuple[str, str, str, int, int, int, int, int]
 Occurrence = tuple[int, int, int, int]
 Record = tuple[bool, list[Definition], dict[str, list[Occurrence]]]
 
-PARSES = 0  # files parsed by this process; the cache tests count it
+parses = 0  # files parsed by this process; the cache tests count it
 
 
 def _text(source: bytes, node: Any) -> str:
@@ -66,16 +66,25 @@ def _definitions(provider: Provider, source: bytes, root: Any, query: Any, ts: A
             continue
         point = name_node.start_point
         found.append(
-            (name, kind, qualified, point.row + 1, point.column + 1, start, end, name_node.start_byte)
+            (
+                name,
+                kind,
+                qualified,
+                point.row + 1,
+                point.column + 1,
+                start,
+                end,
+                name_node.start_byte,
+            )
         )
     return found
 
 
 def extract(provider: Provider, source: bytes) -> Record:
-    global PARSES
+    global parses
     ts, parser, defs_query, refs_query = provider.load()
     tree = parser.parse(source)
-    PARSES += 1
+    parses += 1
     root = tree.root_node
     definitions = _definitions(provider, source, root, defs_query, ts)
     strongest: dict[int, tuple[int, Any]] = {}

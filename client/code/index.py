@@ -12,7 +12,7 @@ import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 
-from relore.client.code import cache, engine, registry
+from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP, cache, engine, registry
 
 MAX_FILE_BYTES = 1_000_000
 # Never source, wherever they appear (also when git tracks them).
@@ -40,9 +40,6 @@ MANIFESTS = frozenset(
     {"pyproject.toml", "setup.py", "setup.cfg", "package.json", "Cargo.toml", "go.mod"}
 )
 
-DEFS_CAP = 50
-REFS_CAP = 50
-MAP_CAP = 40
 LOCATIONS_PER_NAME = 3
 TEXT_CHARS = 200
 
@@ -59,6 +56,19 @@ class Tree:
     files: list[str]  # relative to root
     listing: str  # "git" or "walk"
     skipped_dirs: list[str] = field(default_factory=list)
+
+
+GIT_LS_FILES = (
+    "git",
+    "-C",
+    "ls-files",
+    "-z",
+    "--full-name",
+    "--cached",
+    "--others",
+    "--exclude-standard",
+    "--deduplicate",
+)
 
 
 def _git_root(path: str) -> str | None:
@@ -79,8 +89,7 @@ def _skipped(rel: str) -> bool:
 def _git_files(scope: str, root: str) -> list[str] | None:
     try:
         result = subprocess.run(
-            ["git", "-C", scope, "ls-files", "-z", "--full-name", "--cached", "--others"]
-            + ["--exclude-standard", "--deduplicate"],
+            [*GIT_LS_FILES[:2], scope, *GIT_LS_FILES[2:]],
             capture_output=True,
             timeout=60,
             check=False,
@@ -91,6 +100,23 @@ def _git_files(scope: str, root: str) -> list[str] | None:
         return None  # not ours to fix (no git, dubious ownership): fall back to a walk
     names = result.stdout.decode("utf-8", "surrogateescape").split("\0")
     return sorted(n for n in names if n)
+
+
+def _git_ignored(scope: str, root: str) -> bool:
+    """A path the caller named inside an ignored directory is walked, not listed by git
+    (which would list nothing there)."""
+    if scope == root:
+        return False
+    try:
+        result = subprocess.run(
+            ["git", "-C", root, "check-ignore", "-q", "--", os.path.relpath(scope, root)],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0
 
 
 def _walk_files(scope: str, root: str, skipped_dirs: list[str]) -> list[str]:
@@ -120,11 +146,14 @@ def walk(path: str, cwd: str | None = None) -> Tree:
     root = git_root or base
     if os.path.isfile(scope):
         return Tree(root, scope, shown, [os.path.relpath(scope, root)], "file")
-    if git_root is not None:
+    if git_root is not None and not _git_ignored(scope, root):
         listed = _git_files(scope, root)
         if listed is not None:
-            kept = [rel for rel in listed if not _skipped(rel)]
-            dropped = sorted({rel.rsplit("/", 1)[0] for rel in listed if _skipped(rel)})
+            # only the part below the path asked about is checked: asking for a path
+            # inside .venv on purpose reads it
+            cut = len(os.path.relpath(scope, root)) + 1 if scope != root else 0
+            kept = [rel for rel in listed if not _skipped(rel[cut:])]
+            dropped = sorted({rel.rsplit("/", 1)[0] for rel in listed if _skipped(rel[cut:])})
             return Tree(root, scope, shown, kept, "git", dropped)
     skipped: list[str] = []
     files = _walk_files(scope, root, skipped)
