@@ -167,6 +167,7 @@ def main(
     if args.verb in ("map", "defs", "refs"):
         return _code_verb(args, env, stdout, stderr)
     api = env.get("RELORE_API") or wire.DEFAULT_API
+    token = env.get("RELORE_API_TOKEN") or None
     try:
         if args.verb == "search":
             params = {
@@ -177,10 +178,10 @@ def main(
                 "state": args.state,
                 "author": args.author,
             }
-            page = transport.get(api, "search", params)
+            page = transport.get(api, "search", params, token=token)
             text = render.search_page(page)
         else:
-            page = transport.get(api, "status", {"repo": args.repo})
+            page = transport.get(api, "status", {"repo": args.repo}, token=token)
             text = render.status_page(page)
     except transport.DaemonDown as exc:
         print(f"relore: {exc}; start it with `relored serve` or set RELORE_API", file=stderr)

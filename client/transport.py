@@ -25,12 +25,13 @@ class VersionMismatch(RuntimeError):
     pass
 
 
-def get(api: str, path: str, params: dict, timeout: float = 30.0) -> dict:
+def get(api: str, path: str, params: dict, timeout: float = 30.0, token: str | None = None) -> dict:
     query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
     url = f"{api.rstrip('/')}{wire.API_PREFIX}/{path}" + (f"?{query}" if query else "")
-    request = urllib.request.Request(
-        url, headers={wire.CLIENT_HEADER: __version__, "accept": "application/json"}
-    )
+    headers = {wire.CLIENT_HEADER: __version__, "accept": "application/json"}
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             daemon_version = response.headers.get(wire.VERSION_HEADER)

@@ -73,6 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     srv = verbs.add_parser("serve", help="serve the read API over the marts")
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8080)
+    srv.add_argument(
+        "--trust-network",
+        action="store_true",
+        help="serve a non-loopback address without RELORE_API_TOKENS (the network is the perimeter)",
+    )
     return parser
 
 
@@ -179,7 +184,7 @@ def _serve(args, env) -> int:
         reader = env["RELORE_READER_DATABASE_URL"]
     else:
         reader = database.reader_url(database.ensure_database(env), env)
-    run(reader, host=args.host, port=args.port, env=env)
+    run(reader, host=args.host, port=args.port, env=env, trust_network=args.trust_network)
     return EXIT_OK
 
 
@@ -206,7 +211,7 @@ def main(
             return _extract(args, out, err, env)
         if args.verb == "serve":
             return _serve(args, env)
-    except (DatabaseError, GitHubError) as exc:
+    except (DatabaseError, GitHubError, ValueError) as exc:
         print(f"relored: {exc}", file=err)
         return EXIT_ERROR
     except KeyboardInterrupt:

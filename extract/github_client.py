@@ -43,7 +43,8 @@ class GitHubError(RuntimeError):
     """A request GitHub would not serve; carries the URL and status so a report can name it."""
 
     def __init__(self, message: str, *, url: str, status: int | None = None):
-        super().__init__(f"{message} ({url})")
+        super().__init__(f"{message} ({url})" if url else message)
+        self.message = message
         self.url = url
         self.status = status
 
@@ -75,6 +76,16 @@ class ClientStats:
     rate_reset: float | None = None
 
 
+def graphql_url_for(api_url: str) -> str:
+    """GraphQL's address beside a REST base: GitHub's own, GitHub Enterprise's
+    ``https://host/api/v3`` → ``https://host/api/graphql``, else ``{base}/graphql``."""
+    if api_url.rstrip("/") == DEFAULT_API_URL:
+        return DEFAULT_GRAPHQL_URL
+    if api_url.rstrip("/").endswith("/api/v3"):
+        return api_url.rstrip("/")[: -len("/v3")] + "/graphql"
+    return api_url.rstrip("/") + "/graphql"
+
+
 def parse_link_header(value: str | None) -> dict[str, str]:
     if not value:
         return {}
@@ -98,7 +109,7 @@ class GitHubClient:
         env = os.environ if env is None else env
         self.api_url = (api_url or env.get("RELORE_GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
         self.graphql_url = (
-            graphql_url or env.get("RELORE_GITHUB_GRAPHQL_URL") or DEFAULT_GRAPHQL_URL
+            graphql_url or env.get("RELORE_GITHUB_GRAPHQL_URL") or graphql_url_for(self.api_url)
         )
         token = token if token is not None else env.get("GITHUB_TOKEN")
         headers = {

@@ -114,7 +114,7 @@ def run_reviews(
             objects = fetch_reviews(client, repo, [n for n, _ in batch])
         except GitHubError as exc:
             raise GitHubError(
-                f"reviews of PRs #{batch[0][0]}..#{batch[-1][0]}: {exc}", url=exc.url
+                f"reviews of PRs #{batch[0][0]}..#{batch[-1][0]}: {exc.message}", url=exc.url
             ) from exc
         mark = max(updated for _, updated in batch)
         with conn.transaction(), conn.cursor() as cur:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from relore.client import wire
 from relore.client.version import __version__
+from relore.serve import auth
 from relore.serve import search as search_mod
 from relore.serve import status as status_mod
 
@@ -30,6 +31,7 @@ log = logging.getLogger("relore.serve")
 @dataclass(frozen=True)
 class Settings:
     database_url: str
+    tokens: dict = field(default_factory=dict)  # token -> scopes; empty: no auth (loopback)
     pool_min: int = 1
     pool_max: int = 4
     statement_timeout_ms: int = 10_000
@@ -77,6 +79,35 @@ class VersionHandshake:
             await send(message)
 
         await self.app(scope, receive, stamped)
+
+
+class TokenAuth:
+    """With tokens configured, every API request needs ``Authorization: Bearer`` with the
+    scope its route asks for (``read`` for every read verb)."""
+
+    def __init__(self, app: ASGIApp, tokens: dict):
+        self.app = app
+        self.tokens = tokens
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not self.tokens:
+            await self.app(scope, receive, send)
+            return
+        if not scope.get("path", "").startswith(wire.API_PREFIX):
+            await self.app(scope, receive, send)
+            return
+        header = None
+        for name, value in scope.get("headers", []):
+            if name.decode("latin-1").lower() == "authorization":
+                header = value.decode("latin-1")
+        granted = auth.scopes_for(self.tokens, header)
+        if granted is None or "read" not in granted:
+            response = _error(401, "this daemon needs a token: set RELORE_API_TOKEN")
+            response.headers["www-authenticate"] = "Bearer"
+            await response(scope, receive, send)
+            return
+        scope.setdefault("state", {})["scopes"] = granted
+        await self.app(scope, receive, send)
 
 
 def _pool(request: Request) -> AsyncConnectionPool:
@@ -148,12 +179,23 @@ def create_app(settings: Settings) -> Starlette:
         lifespan=lifespan,
         exception_handlers={psycopg.Error: _database_error},
     )
-    app.add_middleware(VersionHandshake)
+    app.add_middleware(TokenAuth, tokens=settings.tokens)
+    app.add_middleware(VersionHandshake)  # outermost: a version mismatch is said first
     return app
 
 
-def run(database_url: str, *, host: str, port: int, env=None) -> None:
+def run(database_url: str, *, host: str, port: int, env=None, trust_network: bool = False) -> None:
+    import os
+
     import uvicorn
 
-    print(f"relored serve: listening on http://{host}:{port} (version {__version__})", flush=True)
-    uvicorn.run(create_app(Settings(database_url)), host=host, port=port, log_level="warning")
+    env = os.environ if env is None else env
+    tokens = auth.parse_tokens(env.get("RELORE_API_TOKENS"))
+    auth.check_bind(host, tokens, trust_network)
+    mode = f"{len(tokens)} tokens" if tokens else "no tokens"
+    print(
+        f"relored serve: listening on http://{host}:{port} (version {__version__}, {mode})",
+        flush=True,
+    )
+    app = create_app(Settings(database_url, tokens=tokens))
+    uvicorn.run(app, host=host, port=port, log_level="warning")

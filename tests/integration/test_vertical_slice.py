@@ -293,3 +293,19 @@ def test_oversized_query_over_real_http_is_a_4xx_not_a_500(daemon):
     with pytest.raises(urllib.error.HTTPError) as info:
         urllib.request.urlopen(request, timeout=10)
     assert 400 <= info.value.code < 500
+
+
+def test_with_tokens_configured_a_request_without_one_is_401_and_with_one_answers(slice_db):
+    from starlette.testclient import TestClient
+
+    token = "a-token-long-enough-1234"
+    reader = database.reader_url(slice_db["url"], env={})
+    app = create_app(Settings(reader, tokens={token: frozenset({"read"})}))
+    with TestClient(app) as client:
+        refused = client.get("/api/v1/status")
+        assert refused.status_code == 401
+        assert refused.headers["www-authenticate"] == "Bearer"
+        assert "RELORE_API_TOKEN" in refused.json()["error"]
+        ok = client.get("/api/v1/status", headers={"authorization": f"Bearer {token}"})
+        assert ok.status_code == 200
+        assert client.get("/healthz").status_code == 200  # probes need no token

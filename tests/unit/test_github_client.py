@@ -136,3 +136,17 @@ def test_token_and_api_url_come_from_the_environment():
     client.get_json("repos/o/r")
     assert str(seen[0].url) == "http://127.0.0.1:1/api/v3/repos/o/r"
     assert seen[0].headers["authorization"] == "Bearer abc"
+
+
+@pytest.mark.parametrize(
+    ("api", "graphql"),
+    [
+        ("https://api.github.com", "https://api.github.com/graphql"),
+        ("https://ghe.example.com/api/v3/", "https://ghe.example.com/api/graphql"),
+        ("http://127.0.0.1:8765", "http://127.0.0.1:8765/graphql"),
+    ],
+)
+def test_graphql_address_follows_the_rest_base_unless_set(api, graphql):
+    assert GitHubClient(env={"RELORE_GITHUB_API_URL": api}).graphql_url == graphql
+    explicit = {"RELORE_GITHUB_API_URL": api, "RELORE_GITHUB_GRAPHQL_URL": "http://x/gql"}
+    assert GitHubClient(env=explicit).graphql_url == "http://x/gql"
