@@ -15,7 +15,7 @@ import httpx
 import psycopg
 
 from relore.extract import checkpoints
-from relore.extract.github_client import GitHubClient
+from relore.extract.github_client import GitHubClient, GitHubError
 from relore.extract.landing import RawObject, Repo, land
 
 Progress = Callable[[str], None]
@@ -134,7 +134,9 @@ def run_listing(
                 params["since"] = start_mark.strftime("%Y-%m-%dT%H:%M:%SZ")
             first_url = str(httpx.URL(client.absolute_url(listing.path), params=params))
             etag = _stored_etag(conn, repo, first_url)
-            for number, page in enumerate(client.paginate(listing.path, params, etag), 1):
+            for number, page in enumerate(
+                _pages_until_refused(client, listing.path, params, etag), 1
+            ):
                 items = page.items or []
                 # Only a first page that is the whole listing may answer for it by ETag: a
                 # later page can change while the first stays the same.
@@ -170,6 +172,19 @@ def run_listing(
             error=error,
         )
     return result
+
+
+def _pages_until_refused(client: GitHubClient, path: str, params: dict, etag: str | None):
+    """The walk's pages; a page-numbered ``next`` that GitHub refuses with 422 ("not
+    supported for large datasets") ends the walk like a cap does, and the pass goes on
+    from its mark. A refused first page is our own request, and stays an error."""
+    pages = client.paginate(path, params, etag)
+    yield next(pages)
+    try:
+        yield from pages
+    except GitHubError as exc:
+        if exc.status != 422:
+            raise
 
 
 def _stored_etag(conn: psycopg.Connection, repo: Repo, url: str) -> str | None:
