@@ -18,6 +18,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/sqlfluff lint $(SQL)
+	$(BIN)/hadolint deploy/Dockerfile
 
 format: $(STAMP)
 	$(BIN)/ruff format .

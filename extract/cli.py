@@ -48,6 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     verbs.add_parser("migrate", help="create or upgrade the raw and ops schemas and roles")
 
+    doc = verbs.add_parser(
+        "doctor",
+        help="check the deployment: database, migrations, reader role, extract and build recency",
+        description="Each check prints OK, WARN or FAIL with what to do. "
+        "Exit status: 0 all OK, 1 a warning, 2 a failure.",
+    )
+    doc.add_argument("--json", action="store_true", help="machine-readable output")
+
     ext = verbs.add_parser(
         "extract",
         help="land a repository's GitHub history into raw",
@@ -201,6 +209,10 @@ def main(
     try:
         if args.verb == "db":
             return _db(args, out, env)
+        if args.verb == "doctor":
+            from relore.extract import doctor
+
+            return doctor.main(env, out, as_json=args.json)
         if args.verb == "migrate":
             from relore.extract import database
 

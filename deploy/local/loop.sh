@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# relore's extract loop: for each repository, `relored extract --repo R` (then
+# `relored extract authority --repo R`), then one `dbt build`, then `dbt source freshness`.
+# The systemd timer, the cron line and the Kubernetes CronJob all run this script.
+#
+#   deploy/local/loop.sh [--dry-run] owner/name [owner/name ...]
+#   RELORE_REPOS="owner/name other/repo" deploy/local/loop.sh
+#
+# Run it from the dbt project directory (the repository root, or the image's WORKDIR), or
+# set RELORE_DBT_PROJECT_DIR. With no RELORE_DATABASE_URL it starts the embedded Postgres
+# under $RELORE_HOME (idempotent). RELORE_AUTHORITY=0 skips the authority pass (it needs a
+# token with push access). --dry-run prints the commands and runs none.
+# RELORE_FRESHNESS_STRICT=1 makes a stale `dbt source freshness` fail the run.
+#
+# Exit status: 0 all done; 3 an extract stopped part-way (what landed was built; the next
+# run resumes from the marks); 1 a step failed (the others still ran: one repository's
+# failure does not keep the rest stale); 2 usage.
+set -euo pipefail
+
+dry_run=0
+if [ "${1:-}" = "--dry-run" ]; then
+    dry_run=1
+    shift
+fi
+repos=("$@")
+if [ "${#repos[@]}" -eq 0 ] && [ -n "${RELORE_REPOS:-}" ]; then
+    read -r -a repos <<<"$RELORE_REPOS"
+fi
+if [ "${#repos[@]}" -eq 0 ]; then
+    echo "usage: loop.sh [--dry-run] owner/name [owner/name ...]  (or set RELORE_REPOS)" >&2
+    exit 2
+fi
+for repo in "${repos[@]}"; do
+    case "$repo" in
+    */*) ;;
+    *)
+        echo "loop.sh: expected owner/name, got '$repo'" >&2
+        exit 2
+        ;;
+    esac
+done
+
+cd "${RELORE_DBT_PROJECT_DIR:-.}"
+if [ ! -f dbt_project.yml ]; then
+    echo "loop.sh: no dbt_project.yml in $PWD: run from the dbt project or set RELORE_DBT_PROJECT_DIR" >&2
+    exit 2
+fi
+
+status=0
+worst() { # keep the worst exit status: 1 (failed) over 3 (partial) over 0
+    if [ "$1" -eq 1 ] || { [ "$1" -eq 3 ] && [ "$status" -eq 0 ]; }; then status=$1; fi
+}
+run() { # print the command, run it unless --dry-run; return its exit status
+    echo "+ $*" >&2
+    [ "$dry_run" -eq 1 ] && return 0
+    "$@"
+}
+stamp() { echo "loop.sh: $(date -u +%Y-%m-%dT%H:%M:%SZ) $*" >&2; }
+
+if [ -z "${RELORE_DATABASE_URL:-}" ]; then
+    run relored db start
+fi
+
+for repo in "${repos[@]}"; do
+    stamp "extract $repo"
+    rc=0
+    run relored extract --repo "$repo" --quiet || rc=$?
+    case "$rc" in
+    0) ;;
+    3) worst 3 ;;
+    *)
+        stamp "extract $repo failed (exit $rc)"
+        worst 1
+        continue
+        ;;
+    esac
+    if [ "${RELORE_AUTHORITY:-1}" != "0" ]; then
+        rc=0
+        run relored extract authority --repo "$repo" --quiet || rc=$?
+        [ "$rc" -eq 0 ] || { stamp "authority $repo failed (exit $rc)"; worst 1; }
+    fi
+done
+
+stamp "dbt build"
+if ! run dbt build; then
+    stamp "dbt build failed: the marts keep their last good state"
+    exit 1
+fi
+stamp "dbt source freshness"
+# A report, not a gate: a quiet repository lands nothing new (unchanged payloads write no
+# rows), so raw can look stale while every extract succeeds. `relored doctor` tells the two
+# apart (it reads the pass runs); set RELORE_FRESHNESS_STRICT=1 to fail the loop on it.
+if ! run dbt source freshness; then
+    stamp "dbt source freshness: raw is older than error_after"
+    [ "${RELORE_FRESHNESS_STRICT:-0}" = "1" ] && worst 1
+fi
+stamp "done (exit $status)"
+exit "$status"

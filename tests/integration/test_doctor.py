@@ -1,0 +1,193 @@
+"""relored doctor on a real Postgres: each FAIL/WARN it exists to raise, and silence when healthy."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import psycopg
+
+from relore.extract import doctor, migrations
+
+REPO_ID, REPO = 4242, "acme/widgets"
+
+
+def _seed_healthy(url: str) -> None:
+    """A repository extracted an hour ago, built, with authority run."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "insert into ops.repos (repo_id, full_name, owner_login, owner_type) "
+            "values (%s, %s, 'acme', 'Organization')",
+            (REPO_ID, REPO),
+        )
+        for pass_name in ("issues", "issue_comments", "review_comments"):
+            conn.execute(
+                "insert into ops.pass_runs (repo_id, pass_name, started_at, finished_at, "
+                "status, rows_written) values (%s, %s, now() - interval '61 minutes', "
+                "now() - interval '1 hour', 'ok', 3)",
+                (REPO_ID, pass_name),
+            )
+            conn.execute(
+                "insert into ops.checkpoints (repo_id, pass_name, high_water) "
+                "values (%s, %s, now() - interval '2 hours')",
+                (REPO_ID, pass_name),
+            )
+        conn.execute(
+            "insert into raw.github_objects (repo_id, repo, object_type, object_id, "
+            "thread_number, payload, payload_hash, pass_name, loaded_at) values "
+            "(%s, %s, 'issue', 1, 1, '{\"author_association\": \"MEMBER\"}', 'h1', 'issues', "
+            "now() - interval '1 hour')",
+            (REPO_ID, REPO),
+        )
+        conn.execute(
+            "insert into ops.collaborator_permissions (repo_id, login, permission) "
+            "values (%s, 'maintainer', 'write')",
+            (REPO_ID,),
+        )
+        # What dbt would have built: only the columns the doctor reads.
+        conn.execute(
+            "create table marts.documents as select %s::bigint as repo_id, "
+            "now() - interval '1 hour' as source_loaded_at",
+            (REPO_ID,),
+        )
+        conn.execute("grant select on marts.documents to relore_reader")
+
+
+def _run(url: str) -> tuple[int, dict[str, doctor.Check], str]:
+    out = io.StringIO()
+    checks = doctor.run_checks(url, env={})
+    doctor.render(checks, out)
+    return doctor.exit_code(checks), {c.name: c for c in checks}, out.getvalue()
+
+
+def test_healthy_database_is_all_ok_and_exits_zero(db_url):
+    _seed_healthy(db_url)
+    code, checks, text = _run(db_url)
+    assert code == 0, text
+    assert {c.level for c in checks.values()} == {doctor.OK}
+    assert {"database", "migrations", "reader", f"extract {REPO}", f"build {REPO}"} <= set(checks)
+    assert text.splitlines()[0].startswith("OK   database: ")
+    assert text.rstrip().endswith("0 warn, 0 fail")
+
+
+def test_json_output_names_every_check_and_the_exit_code(db_url):
+    _seed_healthy(db_url)
+    out = io.StringIO()
+    code = doctor.main(env={"RELORE_DATABASE_URL": db_url}, out=out, as_json=True)
+    payload = json.loads(out.getvalue())
+    assert code == payload["exit_code"] == 0
+    assert payload["status"] == "ok"
+    assert all(set(c) == {"level", "name", "detail", "action"} for c in payload["checks"])
+
+
+def test_wedged_pass_fails_naming_the_pass_and_its_error(db_url):
+    _seed_healthy(db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        for _ in range(3):
+            conn.execute(
+                "insert into ops.pass_runs (repo_id, pass_name, finished_at, status, "
+                "rows_written, error) values (%s, 'review_comments', now(), 'failed', 0, "
+                "'HTTP 502 on /pulls/comments?page=7')",
+                (REPO_ID,),
+            )
+    code, checks, text = _run(db_url)
+    assert code == 2, text
+    wedged = checks[f"pass {REPO} review_comments"]
+    assert wedged.level == doctor.FAIL
+    assert "wedged" in wedged.detail and "last 3 runs" in wedged.detail
+    assert "HTTP 502" in wedged.detail and "high-water stuck at" in wedged.detail
+
+
+def test_one_failed_run_is_a_warning_not_a_wedge(db_url):
+    _seed_healthy(db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(
+            "insert into ops.pass_runs (repo_id, pass_name, finished_at, status, rows_written,"
+            " error) values (%s, 'issues', now(), 'failed', 0, 'timeout')",
+            (REPO_ID,),
+        )
+    code, checks, _ = _run(db_url)
+    assert code == 1
+    assert checks[f"pass {REPO} issues"].level == doctor.WARN
+
+
+def test_migrations_behind_fails_and_says_run_migrate(db_url):
+    _seed_healthy(db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("delete from ops.schema_migrations where version = %s", (migrations.LATEST,))
+    code, checks, text = _run(db_url)
+    assert code == 2, text
+    assert checks["migrations"].level == doctor.FAIL
+    assert "relored migrate" in checks["migrations"].action
+    assert f"FAIL migrations: 1 step(s) not applied ({migrations.LATEST})" in text
+
+
+def test_never_migrated_database_fails_without_crashing(pg_cluster):
+    with psycopg.connect(pg_cluster.url(database="postgres"), autocommit=True) as conn:
+        conn.execute("drop database if exists doctor_bare with (force)")
+        conn.execute("create database doctor_bare")
+    code, checks, _ = _run(pg_cluster.url(database="doctor_bare"))
+    assert code == 2
+    assert checks["migrations"].level == doctor.FAIL
+    assert set(checks) == {"database", "migrations"}
+
+
+def test_reader_granted_insert_fails_the_reader_check(db_url):
+    _seed_healthy(db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("grant insert on marts.documents to relore_reader")
+    code, checks, text = _run(db_url)
+    assert code == 2, text
+    reader = checks["reader"]
+    assert reader.level == doctor.FAIL
+    assert "can write marts.documents" in reader.detail
+    assert "revoke" in reader.action
+    with psycopg.connect(db_url) as conn:  # the probe was rolled back
+        assert conn.execute("select count(*) from marts.documents").fetchone()[0] == 1
+
+
+def test_reader_that_can_read_raw_fails(db_url):
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("grant usage on schema raw to relore_reader")
+        conn.execute("grant select on raw.github_objects to relore_reader")
+    _, checks, _ = _run(db_url)
+    assert checks["reader"].level == doctor.FAIL
+    assert "raw.github_objects" in checks["reader"].detail
+
+
+def test_stale_extract_unbuilt_rows_and_missing_authority_are_reported(db_url):
+    _seed_healthy(db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("update ops.pass_runs set finished_at = now() - interval '8 days'")
+        conn.execute("delete from ops.collaborator_permissions")
+        conn.execute(
+            "insert into raw.github_objects (repo_id, repo, object_type, object_id, "
+            "thread_number, payload, payload_hash, pass_name) values "
+            "(%s, %s, 'issue_comment', 9, 1, '{}', 'h9', 'issue_comments')",
+            (REPO_ID, REPO),
+        )
+    code, checks, text = _run(db_url)
+    assert code == 2, text
+    assert checks[f"extract {REPO}"].level == doctor.FAIL
+    assert checks[f"build {REPO}"].level == doctor.WARN
+    assert "dbt build" in checks[f"build {REPO}"].action
+    assert checks[f"authority {REPO}"].level == doctor.WARN
+    assert f"relored extract authority --repo {REPO}" in checks[f"authority {REPO}"].action
+
+
+def test_unreachable_database_is_a_fail_not_a_traceback(tmp_path):
+    url = f"postgresql://postgres@/relore?host={tmp_path}"
+    out = io.StringIO()
+    code = doctor.main(env={"RELORE_DATABASE_URL": url}, out=out)
+    assert code == 2
+    assert out.getvalue().startswith("FAIL database: cannot connect")
+
+
+def test_marts_never_built_is_a_warning_to_run_dbt_build(db_url):
+    _seed_healthy(db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("drop table marts.documents")
+    code, checks, _ = _run(db_url)
+    assert code == 1
+    assert checks["build"].level == doctor.WARN
+    assert "dbt build" in checks["build"].action

@@ -1,0 +1,155 @@
+"""deploy/local/loop.sh (what the systemd timer, cron and the CronJob run), with stub
+`relored` and `dbt` on PATH that record their arguments and exit as told."""
+
+from __future__ import annotations
+
+import configparser
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LOOP = ROOT / "deploy" / "local" / "loop.sh"
+LOCAL = ROOT / "deploy" / "local"
+
+STUB = """#!/usr/bin/env bash
+set -f  # the rules are case patterns, not file globs
+echo "$(basename "$0") $*" >>"$CALLS"
+code="${STUB_EXIT:-}"
+for rule in $code; do  # "pattern=code" rules, first match wins
+    case "$(basename "$0") $*" in ${rule%=*}) exit "${rule##*=}" ;; esac
+done
+exit 0
+"""
+
+
+@pytest.fixture
+def loop(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("relored", "dbt"):
+        (bin_dir / name).write_text(STUB)
+        (bin_dir / name).chmod(0o755)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "dbt_project.yml").write_text("name: stub\n")
+    calls = tmp_path / "calls"
+
+    def run(*args: str, exits: str = "", **env: str):
+        calls.write_text("")
+        full_env = {
+            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+            "CALLS": str(calls),
+            "STUB_EXIT": exits,
+            "RELORE_DBT_PROJECT_DIR": str(project),
+            "HOME": str(tmp_path),
+            **env,
+        }
+        result = subprocess.run(
+            ["bash", str(LOOP), *args], env=full_env, capture_output=True, text=True, timeout=30
+        )
+        return result.returncode, calls.read_text().splitlines(), result.stderr
+
+    return run
+
+
+def test_loop_script_parses():
+    subprocess.run(["bash", "-n", str(LOOP)], check=True)
+    assert os.access(LOOP, os.X_OK)
+
+
+def test_loop_extracts_each_repo_then_builds_once_then_checks_freshness(loop):
+    code, calls, _ = loop("acme/widgets", "acme/gadgets", RELORE_DATABASE_URL="postgresql://x/y")
+    assert code == 0
+    assert calls == [
+        "relored extract --repo acme/widgets --quiet",
+        "relored extract authority --repo acme/widgets --quiet",
+        "relored extract --repo acme/gadgets --quiet",
+        "relored extract authority --repo acme/gadgets --quiet",
+        "dbt build",
+        "dbt source freshness",
+    ]
+
+
+def test_loop_starts_the_embedded_postgres_when_no_server_is_configured(loop):
+    code, calls, _ = loop("acme/widgets", RELORE_AUTHORITY="0")
+    assert code == 0
+    assert calls == [
+        "relored db start",
+        "relored extract --repo acme/widgets --quiet",
+        "dbt build",
+        "dbt source freshness",
+    ]
+
+
+def test_loop_reads_repos_from_the_environment_and_dry_run_runs_nothing(loop):
+    code, calls, err = loop("--dry-run", RELORE_REPOS="a/b c/d", RELORE_DATABASE_URL="x")
+    assert code == 0 and calls == []
+    assert "+ relored extract --repo a/b --quiet" in err
+    assert "+ relored extract --repo c/d --quiet" in err
+    assert err.index("+ relored extract --repo c/d") < err.index("+ dbt build")
+
+
+def test_partial_extract_still_builds_and_exits_3(loop):
+    code, calls, _ = loop(
+        "acme/widgets", exits="relored?extract?--repo*=3", RELORE_DATABASE_URL="x"
+    )
+    assert code == 3
+    assert "dbt build" in calls
+
+
+def test_one_failed_repo_does_not_keep_the_others_stale(loop):
+    code, calls, _ = loop("bad/repo", "acme/widgets", exits="*bad/repo*=1", RELORE_DATABASE_URL="x")
+    assert code == 1
+    assert "relored extract authority --repo bad/repo --quiet" not in calls
+    assert "relored extract --repo acme/widgets --quiet" in calls
+    assert calls[-2:] == ["dbt build", "dbt source freshness"]
+
+
+def test_failed_dbt_build_stops_before_freshness(loop):
+    code, calls, _ = loop("acme/widgets", exits="dbt?build=1", RELORE_DATABASE_URL="x")
+    assert code == 1
+    assert calls[-1] == "dbt build"
+
+
+def test_stale_freshness_is_reported_but_fails_only_when_strict(loop):
+    stale = "dbt?source*=1"
+    assert loop("a/b", exits=stale, RELORE_DATABASE_URL="x")[0] == 0
+    assert loop("a/b", exits=stale, RELORE_DATABASE_URL="x", RELORE_FRESHNESS_STRICT="1")[0] == 1
+
+
+@pytest.mark.parametrize("args", [[], ["not-a-repo"]])
+def test_loop_refuses_bad_usage(loop, args):
+    code, calls, _ = loop(*args, RELORE_DATABASE_URL="x")
+    assert code == 2 and calls == []
+
+
+def test_systemd_units_and_cron_line_run_the_loop():
+    service = configparser.ConfigParser(strict=False, interpolation=None)
+    service.optionxform = str
+    service.read(LOCAL / "relore-extract.service")
+    assert service["Service"]["Type"] == "oneshot"
+    assert service["Service"]["ExecStart"].endswith("deploy/local/loop.sh")
+    assert service["Service"]["SuccessExitStatus"] == "3"
+    assert service["Service"]["User"] != "root"
+    timer = configparser.ConfigParser(strict=False, interpolation=None)
+    timer.optionxform = str
+    timer.read(LOCAL / "relore-extract.timer")
+    assert timer["Timer"]["Unit"] == "relore-extract.service"
+    assert timer["Install"]["WantedBy"] == "timers.target"
+    db = configparser.ConfigParser(strict=False, interpolation=None)
+    db.optionxform = str
+    db.read(LOCAL / "relore-db.service")
+    assert db["Service"]["ExecStart"].endswith("relored db start")
+    assert db["Service"]["RemainAfterExit"] == "yes"  # the server outlives each loop run
+    assert "relore-db.service" in service["Unit"]["Wants"]
+    cron = [
+        line
+        for line in (LOCAL / "relore.cron").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert len(cron) == 1
+    assert "flock -n" in cron[0] and "deploy/local/loop.sh" in cron[0]
+    assert len(cron[0].split()[:5]) == 5
