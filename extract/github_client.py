@@ -99,8 +99,8 @@ class GitHubClient:
         api_url: str | None = None,
         graphql_url: str | None = None,
         token: str | None = None,
-        max_attempts: int = 6,
-        backoff: float = 1.0,
+        max_attempts: int | None = None,
+        backoff: float | None = None,
         max_wait: float = 900.0,
         sleep: Callable[[float], None] = time.sleep,
         transport: httpx.BaseTransport | None = None,
@@ -119,8 +119,12 @@ class GitHubClient:
         }
         if token:
             headers["authorization"] = f"Bearer {token}"
-        self.max_attempts = max_attempts
-        self.backoff = backoff
+        # RELORE_GITHUB_ATTEMPTS / RELORE_GITHUB_BACKOFF: tries per request and the first
+        # backoff in seconds (doubling, jittered, at most 60 s)
+        self.max_attempts = max_attempts or int(env.get("RELORE_GITHUB_ATTEMPTS") or 6)
+        self.backoff = (
+            backoff if backoff is not None else float(env.get("RELORE_GITHUB_BACKOFF") or 1.0)
+        )
         self.max_wait = max_wait
         self.sleep = sleep
         self.stats = ClientStats()

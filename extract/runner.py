@@ -32,6 +32,7 @@ PASSES = (
     "sweep",
 )
 DONE, PARTIAL, FAILED = "done", "partial", "failed"
+LISTING_STEPS = ("issues", "issue_comments", "review_comments")
 
 
 @dataclass
@@ -278,7 +279,7 @@ def run(
     landed_before = _last_row_id(conn, repo)
     for step in steps_for(pass_name, conn, repo):
         try:
-            report.steps.append(_run_step(step, conn, client, repo, options, progress))
+            report.steps.append(_recorded_step(step, conn, client, repo, options, progress))
         except (GitHubError, ValueError) as exc:
             report.error = f"{step}: {exc}"
             report.error_url = getattr(exc, "url", None) or None
@@ -299,8 +300,36 @@ def run(
     return report
 
 
+def _recorded_step(step: str, conn, client, repo: Repo, options: Options, progress) -> StepReport:
+    """A step, with its run recorded in ops.pass_runs (listing walks record their own)."""
+    if step in LISTING_STEPS:
+        return _run_step(step, conn, client, repo, options, progress)
+    name = f"sample:{options.kind}" if step == "sample" else step
+    run_id = checkpoints.start_run(conn, repo.repo_id, name)
+    requests_before = client.stats.requests
+    report, status, error = None, "failed", None
+    try:
+        report = _run_step(step, conn, client, repo, options, progress)
+        status = "ok"
+        return report
+    except Exception as exc:
+        error = str(exc)[:2000]
+        raise
+    finally:
+        checkpoints.finish_run(
+            conn,
+            repo.repo_id,
+            run_id,
+            status=status,
+            requests=client.stats.requests - requests_before,
+            rows_seen=report.seen if report else 0,
+            rows_written=report.written if report else 0,
+            error=error,
+        )
+
+
 def _run_step(step: str, conn, client, repo: Repo, options: Options, progress) -> StepReport:
-    if step in ("issues", "issue_comments", "review_comments"):
+    if step in LISTING_STEPS:
         return _listing_step(conn, client, repo, step, progress)
     if step == "pull_details":
         return _pull_details_step(conn, client, repo, options, progress)

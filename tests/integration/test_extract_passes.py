@@ -187,7 +187,12 @@ def test_page_that_can_never_be_served_ends_partial_naming_the_url_not_exit_zero
 
     app, base_url = github
     app.state.faults.append(fail(502, path=r"/pulls/comments$", times=None))
-    env = {"RELORE_DATABASE_URL": db_url, "RELORE_GITHUB_API_URL": base_url, "GITHUB_TOKEN": "t"}
+    env = {
+        "RELORE_DATABASE_URL": db_url,
+        "RELORE_GITHUB_API_URL": base_url,
+        "GITHUB_TOKEN": "t",
+        "RELORE_GITHUB_BACKOFF": "0.01",
+    }
     for attempt in (1, 2):
         out, err = io.StringIO(), io.StringIO()
         code = cli.main(["extract", "--repo", REPO, "--quiet"], env=env, out=out, err=err)
@@ -196,3 +201,24 @@ def test_page_that_can_never_be_served_ends_partial_naming_the_url_not_exit_zero
         assert "partial" in out.getvalue()
     assert "failed 2 times in a row landing nothing" in err.getvalue()
     assert _distinct(db_url, "issue")[0] == len(world.issues)  # what could land, landed
+
+
+def test_primary_rate_limit_waits_for_the_reset_then_goes_on(db_url, github, world):
+    from fixtures.fake_github_faults import primary_limit
+
+    app, base_url = github
+    app.state.faults.append(primary_limit(status=403, reset_in=1, path=r"/issues$"))
+    import time
+
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        time.sleep(seconds)
+
+    client = GitHubClient(api_url=base_url, token="t", env={}, sleep=sleep)
+    with psycopg.connect(db_url, autocommit=True) as conn, client:
+        repo = passes.resolve_repo(conn, client, REPO)
+        result = passes.run_listing(conn, client, repo, passes.listings(REPO)[0])
+    assert result.written == len(world.issues)
+    assert waits and 0 < waits[0] <= 3, "waited for x-ratelimit-reset, not a blind backoff"

@@ -210,3 +210,25 @@ def test_idle_poll_spends_no_rate_limit_on_the_listings(db_url, github, world):
         if r.path.endswith(("/issues", "/issues/comments", "/pulls/comments"))
     ]
     assert listing_requests and all(r.status == 304 for r in listing_requests)
+
+
+def test_sample_of_merged_prs_takes_only_merged_ones(db_url, github, world):
+    from datetime import UTC, datetime
+
+    _app, base_url = github
+    report = _run(
+        db_url, base_url, "sample", since=datetime(2000, 1, 1, tzinfo=UTC), kind="pr", merged=True
+    )
+    assert report.steps[0].seen == len(world.facts["merged_pr_numbers"])
+    with psycopg.connect(db_url) as conn:
+        runs = conn.execute("select pass_name, status from ops.pass_runs").fetchall()
+    assert runs == [("sample:pr", "ok")]
+
+
+def test_auto_backfills_a_new_repository_and_polls_an_indexed_one(db_url, github, world):
+    _app, base_url = github
+    first = _run(db_url, base_url)
+    assert [s.step for s in first.steps][-1] == "authority"
+    second = _run(db_url, base_url)
+    assert "authority" not in [s.step for s in second.steps]
+    assert second.written == 0
