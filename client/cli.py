@@ -96,10 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--state", choices=["open", "closed", "merged"])
     s.add_argument("--author", help="GitHub login")
     s.add_argument("--json", action="store_true", help="the daemon's page as JSON")
+    s.add_argument("--compact", action="store_true", help="drop the envelope's notice line")
 
     st = verbs.add_parser("status", help="what the index holds")
     st.add_argument("--repo", type=_repo, help="owner/name")
     st.add_argument("--json", action="store_true", help="the daemon's page as JSON")
+    st.add_argument("--compact", action="store_true", help="drop the envelope's notice line")
 
     # The code lens: offline over the caller's own tree, never the daemon.
     m = verbs.add_parser("map", help="the tree's defined names, ranked (offline, tree-sitter)")
@@ -179,10 +181,10 @@ def main(
                 "author": args.author,
             }
             page = transport.get(api, "search", params, token=token)
-            text = render.search_page(page)
+            text = render.enveloped(page, render.search_page(page), compact=args.compact)
         else:
             page = transport.get(api, "status", {"repo": args.repo}, token=token)
-            text = render.status_page(page)
+            text = render.enveloped(page, render.status_page(page), compact=args.compact)
     except transport.DaemonDown as exc:
         print(f"relore: {exc}; start it with `relored serve` or set RELORE_API", file=stderr)
         return ExitStatus.DAEMON_DOWN

@@ -13,6 +13,16 @@ def quote(text: str | None) -> list[str]:
     return ["> " + line if line else ">" for line in text.replace("\r", "").split("\n")]
 
 
+def enveloped(page: dict, text: str, *, compact: bool = False) -> str:
+    """The daemon's envelope around a rendered page: its delimiters always, its one-line
+    notice unless ``compact``. The marks inside are what matter; the notice explains them."""
+    envelope = page.get("envelope")
+    if not envelope:
+        return text
+    head = [envelope["begin"]] + ([] if compact else [envelope["notice"]])
+    return "\n".join([*head, text, envelope["end"]])
+
+
 def _state(hit: dict) -> str:
     return f"{hit['kind']} {hit['state']}"
 
@@ -43,7 +53,8 @@ def search_page(page: dict) -> str:
             f"   {hit['document_kind']} by {hit['author']} [{hit['trust']}] "
             f"{hit['age']} ({hit['date']})  {hit['url']}"
         )
-        lines.extend("   " + q for q in quote(hit.get("snippet")))
+        # the daemon already marked every retrieved line with '>'
+        lines.extend("   " + q for q in (hit.get("snippet") or "").split("\n") if q)
     return "\n".join(lines)
 
 

@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from relore.client import wire
 from relore.client.version import __version__
-from relore.serve import auth
+from relore.serve import auth, envelope
 from relore.serve import search as search_mod
 from relore.serve import status as status_mod
 
@@ -121,13 +121,13 @@ async def search_endpoint(request: Request) -> Response:
         return _error(400, str(exc))
     async with _pool(request).connection() as conn:
         page = await search_mod.search(conn, search_request)
-    return _json(page)
+    return _json(envelope.wrap(page))
 
 
 async def status_endpoint(request: Request) -> Response:
     async with _pool(request).connection() as conn:
         page = await status_mod.status(conn, request.query_params.get("repo") or None)
-    return _json(page)
+    return _json(envelope.wrap(page))
 
 
 async def health_endpoint(request: Request) -> Response:

@@ -16,6 +16,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from relore.client import stamps
+from relore.serve.envelope import one_line, quote
 
 MAX_LIMIT = 10
 PER_THREAD = 3
@@ -191,7 +192,7 @@ def _hit(row: dict) -> dict:
         "number": row["number"],
         "kind": row["kind"],
         "state": "merged" if row["is_merged"] else row["state"],
-        "title": row["title"],
+        "title": one_line(row["title"]),
         "url": row["url"],
         "document_id": row["document_id"],
         "document_kind": row["document_kind"],
@@ -201,7 +202,7 @@ def _hit(row: dict) -> dict:
         "age": stamps.age(row["created_at"]),
         "score": round(float(row["score"]), 4),
         "matched_terms": int(row["matched_terms"]),
-        "snippet": row["snippet"],
+        "snippet": quote(row["snippet"]),
     }
 
 
