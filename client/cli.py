@@ -24,6 +24,7 @@ class ExitStatus(enum.IntEnum):
     DAEMON_DOWN = 3
     VERSION_MISMATCH = 4
     NOT_READY = 5
+    NOT_INDEXED = 6
 
 
 def _repo(value: str) -> str:
@@ -197,6 +198,8 @@ def main(
             return ExitStatus.USAGE
         if exc.status == 503:
             return ExitStatus.NOT_READY
+        if exc.status == 404:
+            return ExitStatus.NOT_INDEXED
         return ExitStatus.ERROR
     print(json.dumps(page, ensure_ascii=False, indent=2) if args.json else text, file=stdout)
     return ExitStatus.OK

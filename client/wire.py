@@ -21,8 +21,22 @@ def compatible(other: str | None) -> bool:
     return other is None or other.strip() == __version__
 
 
+def _key(version: str) -> tuple:
+    parts = []
+    for piece in version.strip().split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else -1)
+    return tuple(parts)
+
+
 def mismatch_message(client_version: str, daemon_version: str) -> str:
-    return (
-        f"version mismatch: client {client_version}, daemon {daemon_version}; "
-        "install the same relore version on both ends"
-    )
+    """Which side to upgrade, in words a person can act on."""
+    head = f"version mismatch: client {client_version}, daemon {daemon_version}; "
+    if _key(client_version) < _key(daemon_version):
+        return head + f"upgrade the client: pip install 'relore=={daemon_version}'"
+    if _key(client_version) > _key(daemon_version):
+        return (
+            head
+            + f"upgrade the daemon to {client_version} (or install relore=={daemon_version} here)"
+        )
+    return head + "install the same relore version on both ends"

@@ -120,13 +120,38 @@ async def search_endpoint(request: Request) -> Response:
     except search_mod.BadQuery as exc:
         return _error(400, str(exc))
     async with _pool(request).connection() as conn:
+        if search_request.repo and not await _indexed(conn, search_request.repo):
+            return await _not_indexed(conn, search_request.repo)
         page = await search_mod.search(conn, search_request)
     return _json(envelope.wrap(page))
 
 
+async def _indexed(conn: psycopg.AsyncConnection, repo: str) -> bool:
+    cur = await conn.execute(
+        "select 1 from marts.repo_status where lower(repo) = lower(%s)", (repo,)
+    )
+    return await cur.fetchone() is not None
+
+
+async def _not_indexed(conn: psycopg.AsyncConnection, repo: str) -> Response:
+    """A repository we hold nothing for is not an empty answer: say so, and what we hold."""
+    cur = await conn.execute("select repo from marts.repo_status order by repo")
+    held = [r[0] for r in await cur.fetchall()]
+    return _error(
+        404,
+        f"{repo} is not indexed here"
+        + (f" (indexed: {', '.join(held)})" if held else " (nothing is indexed yet)")
+        + f"; index it with `relored extract --repo {repo}` then `dbt build`",
+        indexed=held,
+    )
+
+
 async def status_endpoint(request: Request) -> Response:
+    repo = request.query_params.get("repo") or None
     async with _pool(request).connection() as conn:
-        page = await status_mod.status(conn, request.query_params.get("repo") or None)
+        if repo and not await _indexed(conn, repo):
+            return await _not_indexed(conn, repo)
+        page = await status_mod.status(conn, repo)
     return _json(envelope.wrap(page))
 
 

@@ -337,3 +337,17 @@ def test_hostile_comment_comes_out_marked_scrubbed_and_inside_the_envelope(api, 
     _, compact, _ = _relore(daemon, "search", "zanzibar quokka", "--repo", REPO, "--compact")
     assert page["envelope"]["notice"] not in compact
     assert compact.split("\n")[0] == page["envelope"]["begin"]
+
+
+def test_repository_not_indexed_is_its_own_answer_not_an_empty_page(api, daemon):
+    response = api.get("/api/v1/search", params={"q": "error", "repo": "acme/nothing"})
+    assert response.status_code == 404
+    assert response.json()["indexed"] == [REPO]
+    code, out, err = _relore(daemon, "search", "error", "--repo", "acme/nothing")
+    assert code == client_cli.ExitStatus.NOT_INDEXED
+    assert out == "" and "acme/nothing is not indexed" in err and "relored extract" in err
+
+
+def test_invalid_utf8_in_the_query_string_is_an_answer_not_a_500(api):
+    response = api.get("/api/v1/search?q=%ff%fe%fd+error&repo=acme/widgets")
+    assert response.status_code in (200, 400)

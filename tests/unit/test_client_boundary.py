@@ -94,3 +94,10 @@ def test_client_runs_with_server_packages_blocked_at_import():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("clean")
+
+
+def test_version_mismatch_says_which_side_to_upgrade():
+    from relore.client import wire
+
+    assert "upgrade the client" in wire.mismatch_message("0.1.0", "0.2.0")
+    assert "upgrade the daemon" in wire.mismatch_message("0.10.0", "0.9.3")
