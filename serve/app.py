@@ -10,6 +10,7 @@ import contextlib
 import json
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
@@ -21,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from relore.client import wire
 from relore.client.version import __version__
-from relore.serve import auth, envelope
+from relore.serve import auth, envelope, labels
 from relore.serve import search as search_mod
 from relore.serve import status as status_mod
 
@@ -32,6 +33,7 @@ log = logging.getLogger("relore.serve")
 class Settings:
     database_url: str
     tokens: dict = field(default_factory=dict)  # token -> scopes; empty: no auth (loopback)
+    labels_path: str | None = None  # RELORE_LABELS_PATH: where relevance labels are appended
     pool_min: int = 1
     pool_max: int = 4
     statement_timeout_ms: int = 10_000
@@ -155,6 +157,22 @@ async def status_endpoint(request: Request) -> Response:
     return _json(envelope.wrap(page))
 
 
+async def label_endpoint(request: Request) -> Response:
+    settings: Settings = request.app.state.settings
+    if not settings.labels_path:
+        return _error(404, "labelling is off: the operator sets RELORE_LABELS_PATH to turn it on")
+    scopes = request.scope.get("state", {}).get("scopes")
+    if settings.tokens and (scopes is None or "label" not in scopes):
+        return _error(403, "labelling needs a token with the label scope")
+    try:
+        label = labels.parse(await request.body())
+    except labels.BadLabel as exc:
+        return _error(400, str(exc))
+    who = "token" if settings.tokens else "loopback"
+    record = labels.append(Path(settings.labels_path), label, who)
+    return _json({"recorded": True, "at": record["at"]}, 201)
+
+
 async def health_endpoint(request: Request) -> Response:
     try:
         async with _pool(request).connection(timeout=5) as conn:
@@ -197,6 +215,7 @@ def create_app(settings: Settings) -> Starlette:
     routes = [
         Route(f"{wire.API_PREFIX}/search", search_endpoint),
         Route(f"{wire.API_PREFIX}/status", status_endpoint),
+        Route(f"{wire.API_PREFIX}/label", label_endpoint, methods=["POST"]),
         Route("/healthz", health_endpoint),
     ]
     app = Starlette(
@@ -204,6 +223,7 @@ def create_app(settings: Settings) -> Starlette:
         lifespan=lifespan,
         exception_handlers={psycopg.Error: _database_error},
     )
+    app.state.settings = settings
     app.add_middleware(TokenAuth, tokens=settings.tokens)
     app.add_middleware(VersionHandshake)  # outermost: a version mismatch is said first
     return app
@@ -222,5 +242,7 @@ def run(database_url: str, *, host: str, port: int, env=None, trust_network: boo
         f"relored serve: listening on http://{host}:{port} (version {__version__}, {mode})",
         flush=True,
     )
-    app = create_app(Settings(database_url, tokens=tokens))
+    app = create_app(
+        Settings(database_url, tokens=tokens, labels_path=env.get("RELORE_LABELS_PATH") or None)
+    )
     uvicorn.run(app, host=host, port=port, log_level="warning")

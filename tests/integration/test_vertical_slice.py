@@ -351,3 +351,45 @@ def test_repository_not_indexed_is_its_own_answer_not_an_empty_page(api, daemon)
 def test_invalid_utf8_in_the_query_string_is_an_answer_not_a_500(api):
     response = api.get("/api/v1/search?q=%ff%fe%fd+error&repo=acme/widgets")
     assert response.status_code in (200, 400)
+
+
+def test_labels_append_to_their_file_need_the_scope_and_never_reach_results(slice_db, tmp_path):
+    from starlette.testclient import TestClient
+
+    reader = database.reader_url(slice_db["url"], env={})
+    path = tmp_path / "labels.jsonl"
+    reader_token, labeller = "reader-token-0123456789", "labeller-token-0123456789"
+    tokens = {reader_token: frozenset({"read"}), labeller: frozenset({"read", "label"})}
+    label = {"query": "zanzibar quokka", "document_id": "issue_comment:1", "grade": 2}
+    with TestClient(create_app(Settings(reader, tokens=tokens, labels_path=str(path)))) as c:
+        before = c.get(
+            "/api/v1/search",
+            params={"q": "zanzibar quokka", "repo": REPO},
+            headers={"authorization": f"Bearer {reader_token}"},
+        ).json()
+        denied = c.post(
+            "/api/v1/label", json=label, headers={"authorization": f"Bearer {reader_token}"}
+        )
+        assert denied.status_code == 403
+        bad = c.post(
+            "/api/v1/label",
+            json={**label, "grade": 7},
+            headers={"authorization": f"Bearer {labeller}"},
+        )
+        assert bad.status_code == 400 and "grade" in bad.json()["error"]
+        ok = c.post("/api/v1/label", json=label, headers={"authorization": f"Bearer {labeller}"})
+        assert ok.status_code == 201
+        after = c.get(
+            "/api/v1/search",
+            params={"q": "zanzibar quokka", "repo": REPO},
+            headers={"authorization": f"Bearer {reader_token}"},
+        ).json()
+    lines = path.read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["grade"] == 2
+    assert after["hits"] == before["hits"], "a label changed what search returns"
+
+
+def test_labelling_is_off_until_a_path_is_configured(api):
+    response = api.post("/api/v1/label", json={"query": "x", "url": "u", "grade": 1})
+    assert response.status_code == 404
+    assert "RELORE_LABELS_PATH" in response.json()["error"]

@@ -1,0 +1,60 @@
+"""Relevance labels: appended to a JSONL file for the evaluation set, never read back.
+
+This is the one thing the service writes, and it is not evidence: nothing retrieves it,
+which is the invariant (an agent's judgement must never become what the next agent reads).
+It needs a configured path (``RELORE_LABELS_PATH``) and, when tokens are configured, a
+token with the ``label`` scope.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+MAX_BODY = 16_384
+GRADES = (0, 1, 2)
+_lock = threading.Lock()
+
+
+class BadLabel(ValueError):
+    pass
+
+
+def parse(body: bytes) -> dict:
+    if len(body) > MAX_BODY:
+        raise BadLabel(f"a label is at most {MAX_BODY} bytes")
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadLabel("the body must be a JSON object") from exc
+    if not isinstance(data, dict):
+        raise BadLabel("the body must be a JSON object")
+    query, target, grade = (
+        data.get("query"),
+        data.get("document_id") or data.get("url"),
+        data.get("grade"),
+    )
+    if not isinstance(query, str) or not query.strip():
+        raise BadLabel("query (the search text that was judged) is required")
+    if not isinstance(target, str) or not target:
+        raise BadLabel("document_id or url (what was judged) is required")
+    if grade not in GRADES:
+        raise BadLabel("grade must be 0 (not relevant), 1 (partly) or 2 (answers it)")
+    note = data.get("note")
+    return {
+        "query": query[:2000],
+        "repo": str(data.get("repo") or "")[:200] or None,
+        "target": target[:500],
+        "grade": grade,
+        "note": note[:2000] if isinstance(note, str) else None,
+    }
+
+
+def append(path: Path, label: dict, who: str) -> dict:
+    record = {"at": datetime.now(UTC).isoformat(), "by": who, **label}
+    line = json.dumps(record, ensure_ascii=False)
+    with _lock, path.open("a", encoding="utf-8") as out:
+        out.write(line + "\n")
+    return record
