@@ -1,0 +1,160 @@
+"""dbt build at scale: full, after 1% of threads change, and with nothing new; plus sizes.
+
+The corpus is generated and landed straight into raw with the real landing writer (the
+HTTP path is measured by extract_bench.py), then the repo's dbt project is built against a
+private embedded Postgres, timed, with the child's peak memory and the rows it wrote.
+
+    .venv/bin/python benchmarks/build_bench.py --threads 50000 --comments-per-thread 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fixtures import corpus  # noqa: E402
+
+from relore.extract import database  # noqa: E402
+from relore.extract.landing import RawObject, Repo, land  # noqa: E402
+
+DBT = str(Path(sys.executable).parent / "dbt")
+BATCH = 5000
+
+
+def land_corpus(url: str, world, repo: Repo) -> int:
+    written = 0
+    with psycopg.connect(url, autocommit=True) as conn:
+
+        def flush(batch):
+            nonlocal written
+            with conn.transaction(), conn.cursor() as cur:
+                written += land(cur, repo, "bench", batch)
+
+        batch: list[RawObject] = [RawObject("repository", repo.repo_id, None, world.repo_payload)]
+        for issue in world.iter_issues():
+            batch.append(RawObject("issue", issue["id"], issue["number"], issue))
+            if len(batch) >= BATCH:
+                flush(batch)
+                batch = []
+        for comment in world.iter_comments():
+            number = int(comment["issue_url"].rsplit("/", 1)[-1])
+            batch.append(RawObject("issue_comment", comment["id"], number, comment))
+            if len(batch) >= BATCH:
+                flush(batch)
+                batch = []
+        flush(batch)
+    return written
+
+
+def mart_writes(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        conn.execute("select pg_stat_clear_snapshot()")
+        row = conn.execute(
+            "select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) "
+            "from pg_stat_user_tables where schemaname = 'marts'"
+        ).fetchone()
+    return int(row[0])
+
+
+def dbt_build(url: str, work: Path) -> dict:
+    env = {**os.environ, "RELORE_DATABASE_URL": url}
+    before = mart_writes(url)
+    start = time.perf_counter()
+    child = subprocess.Popen(
+        [DBT, "build", "--quiet", "--target-path", str(work / "target"),
+         "--log-path", str(work / "logs")],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    output = child.stdout.read().decode()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"dbt build failed:\n{output[-4000:]}")
+    time.sleep(1.0)  # let the last backend's statistics reach the shared counters
+    return {
+        "wall_s": round(wall, 1),
+        "dbt_peak_rss_mib": round(usage.ru_maxrss / 1024),
+        "mart_rows_written": mart_writes(url) - before,
+    }
+
+
+def sizes(url: str, threads: int) -> list[dict]:
+    with psycopg.connect(url) as conn:
+        tables = conn.execute(
+            """
+            select n.nspname || '.' || c.relname, pg_total_relation_size(c.oid)
+            from pg_class c join pg_namespace n on n.oid = c.relnamespace
+            where c.relkind = 'r' and n.nspname in ('raw', 'marts')
+            order by 2 desc
+            """
+        ).fetchall()
+        rows = [
+            (name, conn.execute(f"select count(*) from {name}").fetchone()[0], size)
+            for name, size in tables
+        ]
+    return [
+        {
+            "table": name,
+            "rows": count,
+            "mib": round(size / 2**20, 1),
+            "rows_per_1000_threads": round(count / threads * 1000),
+            "mib_per_1000_threads": round(size / 2**20 / threads * 1000, 2),
+        }
+        for name, count, size in rows
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=50_000)
+    parser.add_argument("--comments-per-thread", type=int, default=40)
+    parser.add_argument("--change", type=float, default=0.01, help="share of threads edited")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="relore-build-"))
+    paths = database.EmbeddedPaths(work / "pg")
+    url = database.start_embedded(paths)
+    try:
+        with psycopg.connect(url) as conn:
+            settings = dict(
+                conn.execute(
+                    "select name, setting from pg_settings where name in "
+                    "('shared_buffers', 'work_mem', 'maintenance_work_mem', 'max_wal_size')"
+                ).fetchall()
+            )
+        world = corpus.generate(
+            seed=1, threads=args.threads, comments_per_thread=args.comments_per_thread
+        )
+        repo = Repo(world.repo_id, world.repo_payload["full_name"])
+        start = time.perf_counter()
+        landed = land_corpus(url, world, repo)
+        report = {"threads": args.threads, "payloads_landed": landed,
+                  "land_s": round(time.perf_counter() - start, 1), "postgres": settings}  # fmt: skip
+        report["full_build"] = dbt_build(url, work)
+        rng = random.Random(7)
+        numbers = rng.sample(range(1, args.threads + 1), max(1, int(args.threads * args.change)))
+        for number in numbers:
+            world.add_comment(number, f"A follow-up on #{number}: the retry still fails.")
+        report["changed_threads"] = len(numbers)
+        report["changed_payloads_landed"] = land_corpus(url, world, repo)
+        report["incremental_build"] = dbt_build(url, work)
+        report["noop_build"] = dbt_build(url, work)
+        report["sizes"] = sizes(url, args.threads)
+        print(json.dumps(report, indent=2))
+    finally:
+        database.stop_embedded(paths)
+
+
+if __name__ == "__main__":
+    main()
