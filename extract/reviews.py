@@ -1,4 +1,4 @@
-"""Reviews of merged pull requests, batched over GraphQL.
+"""Reviews of pull requests, batched over GraphQL.
 
 GitHub has no repository-wide reviews endpoint; one REST call per pull request would cost a
 request per PR. A GraphQL query aliases ~25 ``pullRequest(number:)`` fields at once. Each
@@ -43,10 +43,11 @@ def _query(numbers: list[int], after: dict[int, str] | None = None) -> str:
     )
 
 
-def merged_prs_since(
+def prs_since(
     conn: psycopg.Connection, repo: Repo, mark: datetime | None
 ) -> list[tuple[int, datetime]]:
-    """Merged PRs whose head was updated at or after the mark, oldest first."""
+    """PRs (open ones too: their reviews are what an in-flight question reads) whose head
+    was updated at or after the mark, oldest first."""
     return conn.execute(
         """
         select thread_number, (payload ->> 'updated_at')::timestamptz as updated_at
@@ -57,7 +58,7 @@ def merged_prs_since(
             order by object_id, row_id desc
         ) as latest
         where not is_deleted
-            and payload -> 'pull_request' ->> 'merged_at' is not null
+            and payload ? 'pull_request'
             and (%s::timestamptz is null or (payload ->> 'updated_at')::timestamptz >= %s)
         order by updated_at, thread_number
         """,
@@ -107,7 +108,7 @@ def run_reviews(
     progress: Callable[[str], None] = lambda _: None,
 ) -> ReviewsResult:
     result = ReviewsResult(high_water=checkpoints.high_water(conn, repo.repo_id, PASS_NAME))
-    todo = merged_prs_since(conn, repo, result.high_water)
+    todo = prs_since(conn, repo, result.high_water)
     for start in range(0, len(todo), BATCH):
         batch = todo[start : start + BATCH]
         try:
@@ -122,5 +123,5 @@ def run_reviews(
             checkpoints.advance(cur, repo.repo_id, PASS_NAME, mark)
         result.prs += len(batch)
         result.high_water = mark
-        progress(f"reviews: {result.prs}/{len(todo)} merged PRs, {result.written} written")
+        progress(f"reviews: {result.prs}/{len(todo)} PRs, {result.written} written")
     return result

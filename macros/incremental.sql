@@ -8,8 +8,9 @@
 
 {#- `candidate_column > max(target_column) in this - lookback`; everything on a first run. -#}
 {% macro incremental_window(
-    candidate_column, target_column='source_loaded_at', lookback="interval '1 hour'"
+    candidate_column, target_column='source_loaded_at', lookback=none
 ) -%}
+    {%- set lookback = lookback or var('relore_lookback', "interval '1 hour'") -%}
     {{ candidate_column }} > (
         select coalesce(max({{ target_column }}), '-infinity'::timestamptz) - {{ lookback }}
         from {{ this }}

@@ -8,61 +8,149 @@
             {'columns': ['repo_id', 'document_id'], 'unique': True},
             {'columns': ['search_vector'], 'type': 'gin'},
             {'columns': ['repo_id', 'thread_number']},
+            {'columns': ['repo_id', 'author_login']},
+            {'columns': ['source_loaded_at']},
         ],
     )
 }}
 
+{%- set columns = document_columns() %}
+
 with
 
-documents as (
-    select * from {{ ref('int_documents_normalized') }}
-    {% if is_incremental() -%}
-        where {{ incremental_window('source_loaded_at') }}
-    {%- endif %}
-),
-
 {% if is_incremental() -%}
+    changes as (
+        {{ thread_scope_changes([
+            ('stg_github__issues', 'number', 'loaded_at'),
+            ('stg_github__issue_comments', 'thread_number', 'loaded_at'),
+            ('stg_github__review_comments', 'thread_number', 'loaded_at'),
+            ('stg_github__reviews', 'thread_number', 'loaded_at'),
+        ], mart_since()) }}
+    ),
+
+    permissions as (
+        select * from {{ ref('stg_ops__collaborator_permissions') }}
+    ),
+
+    machine_accounts as (
+        select * from {{ ref('machine_accounts') }}
+    ),
+
+    -- Threads holding a document whose stored tier is no longer what authority and the
+    -- machine accounts say: re-derived though no text changed.
+    retiered as (
+        select
+            in_mart.repo_id,
+            in_mart.thread_number,
+            max(in_mart.source_loaded_at) as changed_at
+        from {{ this }} as in_mart
+        left join permissions
+            on
+                in_mart.repo_id = permissions.repo_id
+                and in_mart.author_login = permissions.login
+        left join lateral (
+            select bool_or(true) as is_machine_account
+            from machine_accounts
+            where
+                machine_accounts.login = in_mart.author_login
+                and (
+                    coalesce(machine_accounts.repo, '') = ''
+                    or lower(machine_accounts.repo) = lower(in_mart.repo)
+                )
+        ) as machine_account on true
+        where
+            not in_mart.is_deleted
+            and (
+                permissions.login is not null
+                or machine_account.is_machine_account
+                or in_mart.trust_tier = 'machine'
+            )
+            and in_mart.trust_tier != {{ trust_tier(
+                'in_mart.author_type',
+                'in_mart.author_login',
+                'in_mart.author_association',
+                'machine_account.is_machine_account',
+                'permissions.has_write'
+            ) }}
+        group by in_mart.repo_id, in_mart.thread_number
+    ),
+
+    scope as (
+        select
+            repo_id,
+            thread_number,
+            max(changed_at) as changed_at
+        from (
+            select * from changes
+            union all
+            select * from retiered
+        ) as scoped
+        group by repo_id, thread_number
+    ),
+
+    {{ document_rows('scope') }},
+
     changed as (
-        select * from documents
+        select * from derived_documents
         where
             not {{ unchanged_in_this(
-                'documents',
+                'derived_documents',
                 ['repo_id', 'document_id'],
                 ['content_hash', 'trust_tier', 'is_deleted'],
             ) }}
     ),
-{%- else -%}
-    changed as (
-        select * from documents
+
+    -- A document of a re-derived thread that is no longer derived (its chunk went when the
+    -- body shrank, a review's body was emptied) stays, flagged deleted.
+    vanished as (
+        select
+            {%- for column in columns %}
+                {%- if column == 'is_deleted' %}
+                    true as is_deleted,
+                {%- elif column == 'source_loaded_at' %}
+                    greatest(in_mart.source_loaded_at, scope.changed_at) as source_loaded_at
+                {%- else %}
+                    in_mart.{{ column }},
+                {%- endif %}
+            {%- endfor %}
+        from {{ this }} as in_mart
+        inner join scope
+            on
+                in_mart.repo_id = scope.repo_id
+                and in_mart.thread_number = scope.thread_number
+        where
+            not in_mart.is_deleted
+            and not exists (
+                select 1
+                from derived_documents
+                where
+                    derived_documents.repo_id = in_mart.repo_id
+                    and derived_documents.document_id = in_mart.document_id
+            )
+    ),
+
+    written as (
+        select * from changed
+        union all
+        select * from vanished
+    ),
+{%- else %}
+    {{ document_rows() }},
+
+    written as (
+        select * from derived_documents
     ),
 {%- endif %}
 
 final as (
     select
-        repo_id,
-        repo,
-        document_id,
-        document_kind,
-        source_id,
-        chunk_index,
-        thread_number,
-        thread_kind,
-        author_login,
-        author_type,
-        author_association,
-        trust_tier,
-        title,
-        body_markdown,
-        body_text,
-        url,
-        created_at,
-        updated_at,
-        content_hash,
+        {%- for column in columns %}
+            {{ column }},
+        {%- endfor %}
         setweight(to_tsvector('english', coalesce(title, '')), 'A')
-        || setweight(to_tsvector('english', body_text), 'B') as search_vector,
-        is_deleted,
-        source_loaded_at
-    from changed
+        || setweight(to_tsvector('english', body_text), 'B')
+        || setweight(to_tsvector('simple', coalesce(path, '')), 'C') as search_vector
+    from written
 )
 
 select * from final

@@ -20,6 +20,51 @@ documents as (
     select * from {{ ref('documents') }}
 ),
 
+orphans as (
+    select
+        repo_id,
+        count(*) as orphan_comments
+    from {{ ref('int_orphan_comments') }}
+    group by repo_id
+),
+
+authority as (
+    select
+        repo_id,
+        count(*) as authority_logins,
+        count(*) filter (where has_write) as authority_writers,
+        max(checked_at) as authority_resolved_at
+    from {{ ref('stg_ops__collaborator_permissions') }}
+    group by repo_id
+),
+
+floors as (
+    select
+        repo_id,
+        min(sample_floor) as sample_floor,
+        jsonb_object_agg(pass_name, sample_floor order by pass_name) as sample_floors
+    from {{ ref('stg_ops__sample_floors') }}
+    group by repo_id
+),
+
+{%- for name, model_name in [
+    ('thread_files', 'thread_files'),
+    ('thread_symbols', 'thread_symbols'),
+    ('thread_commits', 'thread_commits'),
+    ('thread_errors', 'thread_errors'),
+    ('thread_tests', 'thread_tests'),
+    ('thread_links', 'thread_links'),
+] %}
+
+    {{ name }}_counts as (
+        select
+            repo_id,
+            count(*) as signal_rows
+        from {{ ref(model_name) }}
+        group by repo_id
+    ),
+{%- endfor %}
+
 thread_counts as (
     select
         repo_id,
@@ -77,11 +122,33 @@ final as (
         coalesce(document_counts.documents_machine, 0) as documents_machine,
         coalesce(document_counts.documents_deleted, 0) as documents_deleted,
         repo_loads.last_loaded_at,
-        document_counts.documents_loaded_at
+        document_counts.documents_loaded_at,
+        coalesce(orphans.orphan_comments, 0) as orphan_comments,
+        coalesce(thread_files_counts.signal_rows, 0) as thread_files,
+        coalesce(thread_symbols_counts.signal_rows, 0) as thread_symbols,
+        coalesce(thread_commits_counts.signal_rows, 0) as thread_commits,
+        coalesce(thread_errors_counts.signal_rows, 0) as thread_errors,
+        coalesce(thread_tests_counts.signal_rows, 0) as thread_tests,
+        coalesce(thread_links_counts.signal_rows, 0) as thread_links,
+        coalesce(authority.authority_logins, 0) as authority_logins,
+        coalesce(authority.authority_writers, 0) as authority_writers,
+        authority.authority_resolved_at,
+        floors.sample_floor,
+        floors.sample_floors,
+        '{{ run_started_at }}'::timestamptz as last_built_at
     from repos
     left join thread_counts on repos.repo_id = thread_counts.repo_id
     left join document_counts on repos.repo_id = document_counts.repo_id
     left join repo_loads on repos.repo_id = repo_loads.repo_id
+    left join orphans on repos.repo_id = orphans.repo_id
+    left join authority on repos.repo_id = authority.repo_id
+    left join floors on repos.repo_id = floors.repo_id
+    {%- for name in [
+        'thread_files', 'thread_symbols', 'thread_commits', 'thread_errors', 'thread_tests',
+        'thread_links',
+    ] %}
+        left join {{ name }}_counts on repos.repo_id = {{ name }}_counts.repo_id
+    {%- endfor %}
 )
 
 select * from final

@@ -8,6 +8,7 @@
             {'columns': ['repo_id', 'number'], 'unique': True},
             {'columns': ['repo_id', 'thread_id']},
             {'columns': ['repo_id', 'updated_at']},
+            {'columns': ['source_loaded_at']},
         ],
     )
 }}
@@ -15,40 +16,138 @@
 {%- set compared_columns = [
     'repo', 'thread_id', 'kind', 'state', 'is_merged', 'merged_at', 'title', 'author_login',
     'author_association', 'labels', 'created_at', 'updated_at', 'closed_at', 'comment_count',
-    'url', 'is_deleted',
+    'url', 'is_deleted', 'pull_id', 'is_draft', 'merge_commit_sha', 'head_sha', 'head_ref',
+    'base_ref', 'changed_files', 'additions', 'deletions', 'files_listed', 'files_truncated',
+    'issue_comments', 'review_comments', 'reviews',
 ] %}
 
 with
 
+{% if is_incremental() -%}
+    scope as (
+        select
+            repo_id,
+            thread_number,
+            max(changed_at) as changed_at
+        from (
+            {{ thread_scope_changes([
+                ('stg_github__issues', 'number', 'loaded_at'),
+                ('stg_github__pulls', 'number', 'loaded_at'),
+                ('stg_github__issue_comments', 'thread_number', 'loaded_at'),
+                ('stg_github__review_comments', 'thread_number', 'loaded_at'),
+                ('stg_github__reviews', 'thread_number', 'loaded_at'),
+                ('stg_ops__pull_file_walks', 'number', 'walked_at'),
+            ], mart_since()) }}
+        ) as changes
+        group by repo_id, thread_number
+    ),
+{%- endif %}
+
 issues as (
     select * from {{ ref('stg_github__issues') }}
-    {% if is_incremental() -%}
-        where {{ incremental_window('loaded_at') }}
+    {%- if is_incremental() %}
+        where {{ in_thread_scope('scope', 'stg_github__issues', 'number') }}
     {%- endif %}
 ),
 
+pulls as (
+    -- one pull request per number: the newest landed
+    select distinct on (repo_id, number) *
+    from {{ ref('stg_github__pulls') }}
+    {%- if is_incremental() %}
+        where {{ in_thread_scope('scope', 'stg_github__pulls', 'number') }}
+    {%- endif %}
+    order by repo_id asc, number asc, loaded_at desc
+),
+
+walks as (
+    select * from {{ ref('stg_ops__pull_file_walks') }}
+),
+
+{%- for name, model_name in [
+    ('issue_comment_counts', 'stg_github__issue_comments'),
+    ('review_comment_counts', 'stg_github__review_comments'),
+    ('review_counts', 'stg_github__reviews'),
+] %}
+
+    {{ name }} as (
+        select
+            repo_id,
+            thread_number,
+            count(*) filter (where not is_deleted) as live,
+            max(loaded_at) as loaded_at
+        from {{ ref(model_name) }} as children
+        {%- if is_incremental() %}
+            where {{ in_thread_scope('scope', 'children') }}
+        {%- endif %}
+        group by repo_id, thread_number
+    ),
+{%- endfor %}
+
 threads as (
     select
-        repo_id,
-        repo,
-        issue_id as thread_id,
-        number,
-        kind,
-        state,
-        merged_at is not null as is_merged,
-        merged_at,
-        title,
-        author_login,
-        author_association,
-        labels,
-        created_at,
-        updated_at,
-        closed_at,
-        comment_count,
-        html_url as url,
-        is_deleted,
-        loaded_at as source_loaded_at
+        issues.repo_id,
+        issues.repo,
+        issues.issue_id as thread_id,
+        issues.number,
+        issues.kind,
+        issues.state,
+        coalesce(pulls.is_merged, issues.merged_at is not null) as is_merged,
+        coalesce(pulls.merged_at, issues.merged_at) as merged_at,
+        {{ relore_fn('redact') }}(issues.title) as title,
+        issues.author_login,
+        issues.author_association,
+        issues.labels,
+        issues.created_at,
+        issues.updated_at,
+        issues.closed_at,
+        issues.comment_count,
+        issues.html_url as url,
+        issues.is_deleted,
+        pulls.pull_id,
+        pulls.is_draft,
+        pulls.merge_commit_sha,
+        pulls.head_sha,
+        pulls.head_ref,
+        pulls.base_ref,
+        pulls.changed_files,
+        pulls.additions,
+        pulls.deletions,
+        walks.files_listed,
+        walks.is_truncated as files_truncated,
+        coalesce(issue_comment_counts.live, 0) as issue_comments,
+        coalesce(review_comment_counts.live, 0) as review_comments,
+        coalesce(review_counts.live, 0) as reviews,
+        greatest(
+            issues.loaded_at,
+            pulls.loaded_at,
+            walks.walked_at,
+            issue_comment_counts.loaded_at,
+            review_comment_counts.loaded_at,
+            review_counts.loaded_at
+        ) as source_loaded_at
     from issues
+    left join pulls
+        on
+            issues.repo_id = pulls.repo_id
+            and issues.number = pulls.number
+            and issues.kind = 'pr'
+    left join walks
+        on
+            issues.repo_id = walks.repo_id
+            and issues.number = walks.number
+    left join issue_comment_counts
+        on
+            issues.repo_id = issue_comment_counts.repo_id
+            and issues.number = issue_comment_counts.thread_number
+    left join review_comment_counts
+        on
+            issues.repo_id = review_comment_counts.repo_id
+            and issues.number = review_comment_counts.thread_number
+    left join review_counts
+        on
+            issues.repo_id = review_counts.repo_id
+            and issues.number = review_counts.thread_number
 ),
 
 {% if is_incremental() -%}

@@ -21,6 +21,25 @@ FIXTURES = (
 )
 REPO_ID, REPO = 207052882, "dogsheep/github-to-sqlite"
 MARTS = ("documents", "threads", "thread_labels")
+SIGNALS = (
+    "thread_files",
+    "thread_symbols",
+    "thread_commits",
+    "thread_errors",
+    "thread_tests",
+    "thread_links",
+)
+# A second repository carries every other object type: pulls, review comments, reviews in
+# both shapes, changed files, a long comment, planted secrets, an orphan comment.
+OTHER_ID, OTHER = 886175936, "acme/widgets"
+MERGE_SHA = "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0"
+SECRETS = {
+    "ghp_": "ghp_" + "A1b2C3d4" * 4 + "ZzZz",
+    "AKIA": "AKIA" + "QWERTYUIOP123456",
+    "xoxb-": "xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx",
+    "PRIVATE KEY": "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq\n-----END RSA PRIVATE KEY-----",
+    "hunter": 'password = "hunter2hunter2"',
+}
 
 pytestmark = pytest.mark.slow
 
@@ -91,13 +110,14 @@ def _seed(conn) -> None:
     _land(conn, "issue_comment", 777, 4, bot)
 
 
-def _writes(url: str) -> dict[str, tuple[int, int, int]]:
+def _writes(url: str, schemas=("marts",)) -> dict[str, tuple[int, int, int]]:
     with psycopg.connect(url) as conn:
         conn.execute("select pg_stat_force_next_flush()")
         conn.execute("select pg_stat_clear_snapshot()")
         rows = conn.execute(
             "select relname, n_tup_ins, n_tup_upd, n_tup_del from pg_stat_user_tables"
-            " where schemaname = 'marts'"
+            " where schemaname = any(%s)",
+            (list(schemas),),
         ).fetchall()
     return {name: (ins, upd, dele) for name, ins, upd, dele in rows}
 
@@ -107,6 +127,169 @@ def _rows(url: str, sql: str, *params):
         return conn.execute(sql, params).fetchall()
 
 
+def _user(login: str, kind: str = "User") -> dict:
+    return {"login": login, "id": abs(hash(login)) % 10_000, "type": kind}
+
+
+def _other_issue(number: int, body: str, *, pr: bool = False, login: str = "maint") -> dict:
+    issue = {
+        "id": 1000 + number,
+        "number": number,
+        "title": f"Widget thread {number}",
+        "state": "closed" if pr else "open",
+        "body": body,
+        "user": _user(login),
+        "author_association": "MEMBER",
+        "labels": [],
+        "comments": 1,
+        "html_url": f"https://github.com/{OTHER}/{'pull' if pr else 'issues'}/{number}",
+        "created_at": "2024-03-01T00:00:00Z",
+        "updated_at": "2024-03-02T00:00:00Z",
+    }
+    if pr:
+        issue["pull_request"] = {"merged_at": "2024-03-02T00:00:00Z"}
+    return issue
+
+
+def _comment(comment_id: int, number: int, body: str, login: str = "maint") -> dict:
+    return {
+        "id": comment_id,
+        "body": body,
+        "user": _user(login),
+        "author_association": "MEMBER",
+        "issue_url": f"https://api.github.com/repos/{OTHER}/issues/{number}",
+        "html_url": f"https://github.com/{OTHER}/issues/{number}#issuecomment-{comment_id}",
+        "created_at": "2024-03-01T01:00:00Z",
+        "updated_at": "2024-03-01T01:00:00Z",
+    }
+
+
+LONG_BODY = "\n\n".join(
+    [
+        ("First part words. " * 60).strip(),
+        ("Middle part words. " * 60).strip(),
+        ("Last part words. " * 60).strip(),
+        'Traceback (most recent call last):\n  File "/srv/x.py", line 3\n'
+        "RuntimeError: chunk three boom at 0x7fff1234",
+    ]
+)
+
+
+def _seed_other(conn) -> None:
+    def land(object_type, object_id, number, payload, **kw):
+        _land(conn, object_type, object_id, number, payload, repo_id=OTHER_ID, repo=OTHER, **kw)
+
+    land(
+        "issue",
+        1001,
+        1,
+        _other_issue(
+            1,
+            "It crashes:\n\n```\nE       ValueError: bad widget 42\n```\n\n"
+            "FAILED tests/test_widgets.py::test_render[big] - ValueError\n\n"
+            f"my config: {SECRETS['hunter']} and token {SECRETS['ghp_']}",
+        ),
+    )
+    land(
+        "issue",
+        1002,
+        2,
+        _other_issue(
+            2,
+            "Fixes #1. `Widget.render()` lived in src/widgets/core.py since abc1234.\n\n"
+            f"{SECRETS['PRIVATE KEY']}",
+            pr=True,
+        ),
+    )
+    land(
+        "pull",
+        5002,
+        2,
+        {
+            "id": 5002,
+            "number": 2,
+            "state": "closed",
+            "merged": True,
+            "merged_at": "2024-03-02T00:00:00Z",
+            "merge_commit_sha": MERGE_SHA,
+            "head": {"sha": "b" * 40, "ref": "fix"},
+            "base": {"sha": "c" * 40, "ref": "main"},
+            "changed_files": 3,
+            "additions": 5,
+            "deletions": 1,
+        },
+    )
+    for file_id, entry in enumerate(
+        [
+            {"filename": "Dockerfile", "status": "modified"},
+            {"filename": ".gitignore", "status": "added"},
+            {"filename": "src/new.py", "previous_filename": "src/old.py", "status": "renamed"},
+        ],
+        start=1,
+    ):
+        land("pull_file", file_id, 2, {**entry, "additions": 1, "deletions": 0, "changes": 1})
+    conn.execute(
+        "insert into ops.pull_file_walks (repo_id, number, files_listed, changed_files, truncated)"
+        " values (%s, 2, 3, 3, false)",
+        (OTHER_ID,),
+    )
+    land(
+        "review_comment",
+        7001,
+        2,
+        {
+            "id": 7001,
+            "pull_request_review_id": 8001,
+            "body": f"nit: this leaks {SECRETS['xoxb-']}",
+            "path": "Makefile",
+            "line": 4,
+            "original_line": 3,
+            "side": "RIGHT",
+            "commit_id": "d" * 40,
+            "original_commit_id": "e" * 40,
+            "diff_hunk": f"@@ -1,3 +1,4 @@\n+AWS_KEY={SECRETS['AKIA']}",
+            "user": _user("reviewer"),
+            "author_association": "CONTRIBUTOR",
+            "html_url": f"https://github.com/{OTHER}/pull/2#discussion_r7001",
+            "pull_request_url": f"https://api.github.com/repos/{OTHER}/pulls/2",
+            "created_at": "2024-03-01T02:00:00Z",
+            "updated_at": "2024-03-01T02:00:00Z",
+        },
+    )
+    rest_review = {
+        "id": 8001,
+        "user": _user("reviewer"),
+        "body": "Looks good",
+        "state": "COMMENTED",
+        "author_association": "CONTRIBUTOR",
+        "html_url": f"https://github.com/{OTHER}/pull/2#pullrequestreview-8001",
+        "submitted_at": "2024-03-01T02:00:00Z",
+        "commit_id": "d" * 40,
+    }
+    land("review", 8001, 2, rest_review)
+    land(
+        "review_graphql",
+        8001,
+        2,
+        {
+            "databaseId": 8001,
+            "id": "PRR_x",
+            "author": {"login": "reviewer", "__typename": "User"},
+            "authorAssociation": "CONTRIBUTOR",
+            "body": "Looks good, merging",
+            "state": "APPROVED",
+            "submittedAt": "2024-03-01T02:00:00Z",
+            "createdAt": "2024-03-01T02:00:00Z",
+            "updatedAt": "2024-03-01T03:00:00Z",
+            "url": f"https://github.com/{OTHER}/pull/2#pullrequestreview-8001",
+            "commit": {"oid": "d" * 40},
+        },
+    )
+    land("review", 8002, 2, {**rest_review, "id": 8002, "body": ""})
+    land("issue_comment", 9001, 1, _comment(9001, 1, LONG_BODY))
+    land("issue_comment", 9002, 77, _comment(9002, 77, "my thread never landed"))
+
+
 @pytest.fixture(scope="module")
 def built(module_db_url, tmp_path_factory, run_dbt):
     build_dir = tmp_path_factory.mktemp("dbt")
@@ -114,36 +297,53 @@ def built(module_db_url, tmp_path_factory, run_dbt):
     run_dbt(module_db_url, build_dir, "build")
     with psycopg.connect(module_db_url, autocommit=True) as conn:
         _seed(conn)
+        _seed_other(conn)
     run_dbt(module_db_url, build_dir, "build")
     return {"url": module_db_url, "build_dir": build_dir}
 
 
 def test_marts_hold_every_thread_and_document(built):
     url = built["url"]
-    threads = _rows(url, "select number, kind, is_merged, labels from marts.threads order by 1")
+    threads = _rows(
+        url,
+        "select number, kind, is_merged, labels from marts.threads where repo_id = %s order by 1",
+        REPO_ID,
+    )
     assert threads == [
         (3, "pr", True, ["bug"]),
         (4, "issue", False, ["bug", "help wanted"]),
         (5, "issue", False, []),
     ]
     docs = dict(
-        _rows(url, "select document_id, trust_tier from marts.documents where not is_deleted")
+        _rows(
+            url,
+            "select document_id, trust_tier from marts.documents"
+            " where not is_deleted and repo_id = %s",
+            REPO_ID,
+        )
     )
     assert docs["issue_comment:777"] == "machine"
     assert docs["opening_post:4"] == "authoritative"  # the fixture author is OWNER
     assert "opening_post:5" not in docs  # an empty body is nothing to retrieve
     assert len(docs) == 2 + 3 + 1
-    labels = _rows(url, "select number, label from marts.thread_labels order by 1, 2")
+    labels = _rows(
+        url,
+        "select number, label from marts.thread_labels where repo_id = %s order by 1, 2",
+        REPO_ID,
+    )
     assert labels == [(3, "bug"), (4, "bug"), (4, "help wanted")]
 
 
 def test_second_build_with_nothing_new_writes_nothing(built, run_dbt):
     url = built["url"]
-    before = _writes(url)
+    schemas = ("marts", "staging", "snapshots")
+    before = _writes(url, schemas)
     run_dbt(url, built["build_dir"], "build")
-    after = _writes(url)
-    for table in MARTS:
-        assert after[table] == before[table], table
+    after = _writes(url, schemas)
+    assert set(MARTS + SIGNALS) <= after.keys()
+    # every table dbt owns except the seed (dbt re-loads seeds on every build)
+    changed = {t: (before[t], after[t]) for t in after if after[t] != before[t]}
+    assert set(changed) <= {"machine_accounts"}, changed
 
 
 def test_a_new_version_rewrites_exactly_what_changed(built, run_dbt):
@@ -165,13 +365,16 @@ def test_a_new_version_rewrites_exactly_what_changed(built, run_dbt):
     assert delta["thread_labels"] == (0, 0, 1)
     text = _rows(
         url,
-        "select body_text from marts.documents where document_id = %s",
+        "select body_text from marts.documents where document_id = %s and repo_id = %s",
         f"issue_comment:{comment['id']}",
+        REPO_ID,
     )
     assert text == [("Edited: see the docs",)]
     assert _rows(
         url,
-        "select is_deleted, body_text from marts.documents where document_id = 'issue_comment:777'",
+        "select is_deleted, body_text from marts.documents"
+        " where document_id = 'issue_comment:777' and repo_id = %s",
+        REPO_ID,
     ) == [(True, "Bumps foo")]
     # and once more, nothing
     before = _writes(url)
@@ -190,8 +393,14 @@ def test_reader_reads_marts_and_nothing_else(built):
             "pass_checkpoints",
         ):
             conn.execute(f"select * from marts.{relation} limit 1").fetchall()
-        status = conn.execute("select repo, threads, documents from marts.repo_status").fetchall()
+        status = conn.execute(
+            "select repo, threads, documents from marts.repo_status where repo_id = %s", (REPO_ID,)
+        ).fetchall()
         assert status == [(REPO, 3, 5)]
+        # the reader can run the very functions the marts were derived with
+        assert conn.execute("select marts.relore_error_normal_form('E  KeyError: 42')").fetchone()
+        for signal in SIGNALS:
+            conn.execute(f"select * from marts.{signal} limit 1").fetchall()
         for relation in (
             "raw.github_objects",
             "ops.checkpoints",
@@ -201,3 +410,215 @@ def test_reader_reads_marts_and_nothing_else(built):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(f"select 1 from {relation} limit 1")
             conn.rollback()
+
+
+def test_every_document_kind_reaches_documents_with_its_anchor(built):
+    url = built["url"]
+    docs = {
+        row[0]: row[1:]
+        for row in _rows(
+            url,
+            "select document_id, document_kind, trust_tier, path, line, side, review_id,"
+            " diff_hunk, body_text from marts.documents where repo_id = %s and not is_deleted",
+            OTHER_ID,
+        )
+    }
+    kind, tier, path, line, side, review_id, hunk, _ = docs["review_comment:7001"]
+    assert (kind, tier, path, line, side, review_id) == (
+        "review_comment",
+        "reported",
+        "Makefile",
+        4,
+        "RIGHT",
+        8001,
+    )
+    assert "[REDACTED:aws_access_key]" in hunk
+    # the GraphQL version landed last, so its body wins over REST's; an empty review is nothing
+    assert docs["review:8001"][-1] == "Looks good, merging"
+    assert "review:8002" not in docs
+    # a long body is chunked on paragraph boundaries, each chunk its own document
+    chunks = sorted(d for d in docs if d.startswith("issue_comment:9001"))
+    assert chunks == ["issue_comment:9001", "issue_comment:9001:1", "issue_comment:9001:2"]
+    assert "RuntimeError: chunk three boom" in docs["issue_comment:9001:2"][-1]
+
+
+def test_planted_secrets_never_reach_a_mart(built):
+    url = built["url"]
+    with psycopg.connect(url) as conn:
+        columns = conn.execute(
+            "select table_name, column_name from information_schema.columns"
+            " where table_schema = 'marts' and data_type = 'text'"
+        ).fetchall()
+        for table, column in columns:
+            for needle in SECRETS.values():
+                probe = needle.split("\n")[0] if "PRIVATE" not in needle else "MIIEpAIBAAKCAQEA7bq"
+                probe = probe.split('"')[1] if probe.startswith("password") else probe
+                found = conn.execute(
+                    f"select count(*) from marts.{table} where {column} like %s",
+                    (f"%{probe}%",),
+                ).fetchone()[0]
+                assert found == 0, (table, column, probe)
+    tokens = _rows(
+        url,
+        "select count(*) from marts.documents where repo_id = %s and body_markdown like %s",
+        OTHER_ID,
+        "%[REDACTED:%",
+    )
+    assert tokens[0][0] >= 3
+
+
+def test_definitive_paths_are_kept_and_prose_paths_are_judged(built):
+    files = set(
+        _rows(
+            built["url"],
+            "select thread_number, path, source, change_type from marts.thread_files"
+            " where repo_id = %s",
+            OTHER_ID,
+        )
+    )
+    assert {
+        (2, "Dockerfile", "changed_file", "modified"),
+        (2, ".gitignore", "changed_file", "added"),
+        (2, "src/new.py", "changed_file", "renamed"),
+        (2, "src/old.py", "changed_file", "renamed_from"),
+        (2, "Makefile", "inline_anchor", None),
+        (2, "src/widgets/core.py", "prose", None),
+    } <= files
+    assert not any(path in {"Widget.render", "x.py"} for _, path, _, _ in files)
+
+
+def test_signals_are_read_from_the_redacted_documents(built):
+    url = built["url"]
+
+    def signal(sql: str) -> set:
+        return set(_rows(url, sql + " where repo_id = %s", OTHER_ID))
+
+    assert (2, MERGE_SHA, "merge_commit") in signal(
+        "select thread_number, sha, source from marts.thread_commits"
+    )
+    assert (2, "abc1234", "prose") in signal(
+        "select thread_number, sha, source from marts.thread_commits"
+    )
+    errors = signal("select thread_number, normal_form from marts.thread_errors")
+    assert (1, "ValueError: bad widget N") in errors
+    assert (1, "RuntimeError: chunk three boom at 0x?") in errors
+    assert (1, "tests/test_widgets.py::test_render[big]", True) in signal(
+        "select thread_number, test_id, is_failed from marts.thread_tests"
+    )
+    assert (2, "Widget.render") in signal("select thread_number, symbol from marts.thread_symbols")
+    links = signal(
+        "select thread_number, target_repo, target_number, link_kind, target_thread_id"
+        " from marts.thread_links"
+    )
+    assert (2, OTHER, 1, "closes", 1001) in links
+    threads = signal(
+        "select number, is_merged, merge_commit_sha, files_listed, files_truncated, reviews"
+        " from marts.threads"
+    )
+    assert (2, True, MERGE_SHA, 3, False, 2) in threads
+
+
+def test_orphan_comments_are_kept_out_and_counted(built):
+    url = built["url"]
+    assert not _rows(url, "select 1 from marts.documents where document_id = 'issue_comment:9002'")
+    status = _rows(
+        url, "select orphan_comments from marts.repo_status where repo_id = %s", OTHER_ID
+    )
+    assert status == [(1,)]
+
+
+def test_every_dbt_table_is_keyed_by_repo_id(built):
+    """Citus distributes on repo_id: every unique index dbt creates must include it."""
+    rows = _rows(
+        built["url"],
+        """
+        select c.relname, array_agg(a.attname::text order by a.attnum)
+        from pg_index i
+        join pg_class c on c.oid = i.indrelid
+        join pg_namespace n on n.oid = c.relnamespace
+        join pg_attribute a on a.attrelid = c.oid and a.attnum = any(i.indkey)
+        where n.nspname in ('marts', 'staging') and i.indisunique
+        group by c.relname, i.indexrelid
+        """,
+    )
+    keyed = {name for name, columns in rows if "repo_id" in columns}
+    unkeyed = {name for name, columns in rows if "repo_id" not in columns}
+    assert not unkeyed
+    tables = {
+        name
+        for (name,) in _rows(
+            built["url"],
+            "select table_name from information_schema.tables"
+            " where table_schema in ('marts', 'staging') and table_type = 'BASE TABLE'",
+        )
+    }
+    assert tables - {"machine_accounts"} <= keyed
+
+
+def test_authority_retiers_without_rehashing_and_a_shrunk_body_drops_its_chunks(built, run_dbt):
+    url = built["url"]
+    before_docs = dict(
+        _rows(
+            url,
+            "select document_id, content_hash from marts.documents where repo_id = %s",
+            OTHER_ID,
+        )
+    )
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "insert into ops.collaborator_permissions (repo_id, login, permission)"
+            " values (%s, 'maint', 'write')",
+            (OTHER_ID,),
+        )
+        _land(
+            conn,
+            "issue_comment",
+            9001,
+            1,
+            _comment(9001, 1, "short now"),
+            repo_id=OTHER_ID,
+            repo=OTHER,
+        )
+    before = _writes(url)
+    run_dbt(url, built["build_dir"], "build")
+    after = _writes(url)
+    rows = {
+        row[0]: row[1:]
+        for row in _rows(
+            url,
+            "select document_id, trust_tier, content_hash, is_deleted, body_text"
+            " from marts.documents where repo_id = %s and thread_number = 1",
+            OTHER_ID,
+        )
+    }
+    # the opening post's author gained write access: same hash, new tier
+    tier, content_hash, deleted, _ = rows["opening_post:1001"]
+    assert (tier, deleted) == ("authoritative", False)
+    assert content_hash == before_docs["opening_post:1001"]
+    # the body shrank: its first chunk is rewritten, the other two are flagged deleted
+    assert rows["issue_comment:9001"][1:] == (
+        rows["issue_comment:9001"][1],
+        False,
+        "short now",
+    )
+    assert rows["issue_comment:9001:1"][2] is True
+    assert rows["issue_comment:9001:2"][2] is True
+    delta = tuple(a - b for a, b in zip(after["documents"], before["documents"], strict=True))
+    # both opening posts by maint (threads 1 and 2), chunk 0, and the two vanished chunks
+    assert delta == (5, 0, 5)
+    errors = {
+        form
+        for (form,) in _rows(
+            url,
+            "select normal_form from marts.thread_errors where repo_id = %s and thread_number = 1",
+            OTHER_ID,
+        )
+    }
+    assert errors == {"ValueError: bad widget N"}
+    # and a build after it writes nothing anywhere
+    schemas = ("marts", "staging", "snapshots")
+    before = _writes(url, schemas)
+    run_dbt(url, built["build_dir"], "build")
+    after = _writes(url, schemas)
+    changed = {t: (before[t], after[t]) for t in after if after[t] != before[t]}
+    assert set(changed) <= {"machine_accounts"}, changed

@@ -1,13 +1,10 @@
 -- Comments on issues and pull requests (the conversation, not review comments on a diff).
+{{ config(**staging_table_config('comment_id')) }}
+
 with
 
-source as (
-    select * from {{ source('github', 'github_objects') }}
-    where object_type = 'issue_comment'
-),
-
 latest_versions as (
-    {{ latest_versions('source') }}
+    {{ latest_versions(['issue_comment'], 'comment_id') }}
 ),
 
 final as (

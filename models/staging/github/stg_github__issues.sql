@@ -1,14 +1,11 @@
 -- Issues and pull requests as the issue list returns them: a pull request is an issue whose
 -- payload has a `pull_request` key (holding merged_at on current API versions).
+{{ config(**staging_table_config('issue_id', 'number')) }}
+
 with
 
-source as (
-    select * from {{ source('github', 'github_objects') }}
-    where object_type = 'issue'
-),
-
 latest_versions as (
-    {{ latest_versions('source') }}
+    {{ latest_versions(['issue'], 'issue_id') }}
 ),
 
 final as (

@@ -1,12 +1,9 @@
+{{ config(**staging_table_config('repository_id', none)) }}
+
 with
 
-source as (
-    select * from {{ source('github', 'github_objects') }}
-    where object_type = 'repository'
-),
-
 latest_versions as (
-    {{ latest_versions('source') }}
+    {{ latest_versions(['repository'], 'repository_id') }}
 ),
 
 final as (

@@ -1,0 +1,43 @@
+-- relore_redact against each entry of its catalog, and what it must leave alone.
+with
+
+cases (input, expected) as (
+    values
+    ('t ghp_abcdefghijklmnopqrstuvwxyz0123456789 x', 't [REDACTED:github_token] x'),
+    ('gho_abcdefghijklmnopqrstuvwxyz0123456789', '[REDACTED:github_token]'),
+    ('github_pat_11ABCDEFG0123456789_abcdefghijklmnop', '[REDACTED:github_token]'),
+    ('id AKIAIOSFODNN7EXAMPLE.', 'id [REDACTED:aws_access_key].'),
+    ('xoxb-123456789012-1234567890123-abcdefghijkl', '[REDACTED:slack_token]'),
+    ('k=AIzaSyA-1234567890abcdefghijklmnopqrstu', 'k=[REDACTED:google_api_key]'),
+    (
+        'a' || chr(10) || '-----BEGIN RSA PRIVATE KEY-----' || chr(10) || 'MIIEab+/=='
+        || chr(10) || '-----END RSA PRIVATE KEY-----' || chr(10) || 'b',
+        'a' || chr(10) || '[REDACTED:private_key]' || chr(10) || 'b'
+    ),
+    ('-----BEGIN PRIVATE KEY-----' || chr(10) || 'MIIEab', '[REDACTED:private_key]'),
+    (
+        'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N',
+        '[REDACTED:jwt]'
+    ),
+    ('password = "hunter22"', 'password = "[REDACTED:secret]"'),
+    ('passwd: s3cretpw', 'passwd: [REDACTED:secret]'),
+    ('DB_PASSWORD=xyzzy12 ok', 'DB_PASSWORD=[REDACTED:secret] ok'),
+    ('secret =abc123', 'secret =[REDACTED:secret]'),
+    -- left alone: code that names a password, a comparison, prose
+    ('def login(password: str)', 'def login(password: str)'),
+    ('if password == "x":', 'if password == "x":'),
+    ('token = value.strip()', 'token = value.strip()'),
+    ('the ghp_ prefix and AKIA keys', 'the ghp_ prefix and AKIA keys')
+),
+
+checked as (
+    select
+        input,
+        expected,
+        {{ relore_fn('redact') }}(input) as actual,
+        {{ relore_fn('redact') }}({{ relore_fn('redact') }}(input)) as twice
+    from cases
+)
+
+select * from checked
+where actual is distinct from expected or twice is distinct from actual

@@ -1,0 +1,394 @@
+{#-
+    Every rule that turns text into something stored is ONE SQL function, created by the dbt
+    project (on-run-start) in the served schema, so serve/ applies the very same function to a
+    caller's --error / --file / --test / --symbol input and the two sides of a filter cannot
+    drift. Models call them through relore_fn('name'); the reader role may EXECUTE them.
+
+      relore_redact(text)                 secrets -> [REDACTED:<kind>] (idempotent)
+      relore_has_secret(text)             true when relore_redact would change the text
+      relore_markdown_to_text(text)       macro markdown_to_text as a function
+      relore_chunks(text, int)            markdown split on paragraph boundaries, ~N chars each
+      relore_path_normal_form(text)       separators, drive, ./, site-packages, :line suffixes
+      relore_is_prose_path(text)          the heuristic for a token in prose (never for
+                                          GitHub's own file lists or review anchors)
+      relore_prose_paths(text)            setof normalised paths found in prose
+      relore_symbol_form(text)            `Foo.bar()` -> Foo.bar; null when not an identifier
+      relore_symbols(markdown)            setof symbols in inline code and `name()` calls
+      relore_commit_shas(text)            setof 40-hex and 7-12-hex commit-looking words
+      relore_error_normal_form(text)      one error line: addresses, absolute paths, numbers
+      relore_error_lines(text)            table(error_class, normal_form) per error line
+      relore_test_id_form(text)           a pytest node id, normalised
+      relore_test_ids(text)               table(test_id, test_file, test_name, is_failed)
+      relore_links(text, own_repo)        table(link_kind, target_repo, target_number)
+      relore_secret_leaks(schema)         per text column of a schema, values holding a secret
+-#}
+
+{% macro relore_function_schema() -%}
+    {{ var('relore_function_schema', 'marts') }}
+{%- endmacro %}
+
+{% macro relore_fn(name) -%}
+    {{ relore_function_schema() }}.relore_{{ name }}
+{%- endmacro %}
+
+{#- The catalog of secrets: (kind, pattern, flags). Order matters (blocks first). -#}
+{% macro relore_secret_catalog() -%}
+    {{ return([
+        ('private_key', '-----BEGIN[A-Z ]*?PRIVATE KEY-----.*?-----END[A-Z ]*?PRIVATE KEY-----', 'g'),
+        ('private_key', '-----BEGIN[A-Z ]*PRIVATE KEY-----[A-Za-z0-9+/=[:space:]]*', 'g'),
+        ('github_token', '\\m(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})', 'g'),
+        ('aws_access_key', '\\m(AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\\M', 'g'),
+        ('slack_token', '\\mxox[abposr]-[A-Za-z0-9-]{10,}', 'g'),
+        ('google_api_key', '\\mAIza[0-9A-Za-z_-]{35}', 'g'),
+        ('jwt', '\\meyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}', 'g'),
+    ]) }}
+{%- endmacro %}
+
+{#- `password = "x"`, `DB_PASSWORD: x`, `client_secret=x`: the value goes, the name stays. -#}
+{% macro relore_secret_assignment() -%}
+    {{ return(
+        "\\m([A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|_token|auth_?token|api_?key|access_?key|private_?key)[A-Za-z0-9_]*)"
+        ~ "([\"']?[ \\t]*[:=][ \\t]*)([\"']?)"
+        ~ "(?!\\[REDACTED|(?:str|int|bytes|bool|None|Optional|string|null|true|false|undefined)\\M)"
+        ~ "([^[:space:]\"'`,;()]{3,})"
+    ) }}
+{%- endmacro %}
+
+{% macro relore_redact_expression(input) -%}
+    {%- set expression = namespace(sql=input) -%}
+    {%- for kind, pattern, flags in relore_secret_catalog() -%}
+        {%- set expression.sql = "regexp_replace(" ~ expression.sql ~ ", '"
+            ~ pattern | replace("'", "''") ~ "', '[REDACTED:" ~ kind ~ "]', '" ~ flags ~ "')" -%}
+    {%- endfor -%}
+    regexp_replace({{ expression.sql }}, '{{ relore_secret_assignment() | replace("'", "''") }}',
+        '\1\2\3[REDACTED:secret]', 'gi')
+{%- endmacro %}
+
+{% macro create_relore_functions() -%}
+    {%- set s = relore_function_schema() -%}
+    create schema if not exists {{ s }};
+
+create or replace function {{ s }}.relore_redact(input text) returns text
+language sql immutable parallel safe as $fn$
+    select {{ relore_redact_expression('input') }}
+$fn$;
+
+create or replace function {{ s }}.relore_has_secret(input text) returns boolean
+language sql immutable parallel safe as $fn$
+    select input is not null and {{ s }}.relore_redact(input) <> input
+$fn$;
+
+create or replace function {{ s }}.relore_markdown_to_text(markdown text) returns text
+language sql immutable parallel safe as $fn$
+    select {{ markdown_to_text('markdown') }}
+$fn$;
+
+create or replace function {{ s }}.relore_chunks(markdown text, target integer default 1500)
+returns table (chunk_index integer, chunk text)
+language plpgsql immutable parallel safe as $fn$
+declare
+    paragraph text;
+    buffer text := '';
+    piece text;
+    cut integer;
+    n integer := 0;
+begin
+    if markdown is null then
+        return;
+    end if;
+    if length(markdown) <= target then
+        chunk_index := 0; chunk := markdown; return next;
+        return;
+    end if;
+    foreach paragraph in array regexp_split_to_array(markdown, '\n[ \t]*\n') loop
+        paragraph := btrim(paragraph, E'\n');
+        continue when btrim(paragraph) = '';
+        -- A paragraph longer than a chunk is cut at its last line break (else space) in reach.
+        while length(paragraph) > target loop
+            piece := left(paragraph, target);
+            cut := target + 1 - coalesce(nullif(position(E'\n' in reverse(piece)), 0), target + 1);
+            if cut < target / 2 then
+                cut := target + 1 - coalesce(nullif(position(' ' in reverse(piece)), 0), 1);
+            end if;
+            if buffer <> '' then
+                chunk_index := n; chunk := buffer; return next;
+                n := n + 1; buffer := '';
+            end if;
+            chunk_index := n; chunk := rtrim(left(paragraph, cut)); return next;
+            n := n + 1;
+            paragraph := ltrim(substr(paragraph, cut + 1), E' \n');
+        end loop;
+        if buffer = '' then
+            buffer := paragraph;
+        elsif length(buffer) + 2 + length(paragraph) <= target then
+            buffer := buffer || E'\n\n' || paragraph;
+        else
+            chunk_index := n; chunk := buffer; return next;
+            n := n + 1; buffer := paragraph;
+        end if;
+    end loop;
+    if btrim(buffer) <> '' then
+        chunk_index := n; chunk := buffer; return next;
+    end if;
+end
+$fn$;
+
+create or replace function {{ s }}.relore_path_normal_form(path text) returns text
+language plpgsql immutable parallel safe as $fn$
+declare
+    result text := rtrim(ltrim(btrim(path), '(<[''"`'), ')>]''"`.,;:!?');
+begin
+    result := replace(result, '\', '/');
+    result := regexp_replace(result, '^[A-Za-z]:/', '/');
+    result := regexp_replace(result, '/{2,}', '/', 'g');
+    result := regexp_replace(result, '^(\./)+', '');
+    result := regexp_replace(result, '^/?(.*/)?(site|dist)-packages/', '');
+    result := regexp_replace(result, '(:[0-9]+)+$|#L[0-9]+(-L[0-9]+)?$', '');
+    return nullif(result, '');
+end
+$fn$;
+
+create or replace function {{ s }}.relore_is_prose_path(token text) returns boolean
+language sql immutable parallel safe as $fn$
+    select coalesce(
+        token ~ '^/?[A-Za-z0-9_~@+-][A-Za-z0-9_.~@+/-]*$'
+        and token !~ '^v?[0-9]+(\.[0-9]+)+([a-z]+[0-9]*)?$'
+        and token !~* '^(www\.|([a-z0-9-]+\.)+(com|org|net|io|dev|ai|co|edu|gov|app|sh)(/|$))'
+        and token ~* ('\.(py|pyi|pyx|pxd|ipynb|js|jsx|ts|tsx|mjs|cjs|json|jsonl|yaml|yml|toml'
+            || '|ini|cfg|conf|md|rst|txt|c|h|cc|cpp|cxx|hpp|hh|cu|cuh|rs|go|java|kt|scala|rb'
+            || '|php|cs|swift|mm|sh|bash|zsh|ps1|bat|sql|html|htm|css|scss|vue|svelte|xml'
+            || '|gradle|lock|proto|dart|lua|jl|pl|ex|exs|erl|hs|ml|clj|tf|mk|cmake|env|csv'
+            || '|tsv|log|patch|diff|svg|png|jpg|jpeg|gif)$')
+        -- without a slash, one dot only: `a.b.c`, `os.path.join`, `torch.nn.py` are names
+        and (token ~ '/' or token ~ '^[^.]+\.[^.]+$')
+        and token !~ '\.\.',
+        false
+    )
+$fn$;
+
+create or replace function {{ s }}.relore_prose_paths(body text) returns setof text
+language sql immutable parallel safe as $fn$
+    select distinct {{ s }}.relore_path_normal_form(token)
+    from regexp_split_to_table(coalesce(body, ''), '[[:space:]`"''(),;<>{}|*=]+') as token
+    where
+        token !~ '://'
+        and {{ s }}.relore_is_prose_path({{ s }}.relore_path_normal_form(token))
+$fn$;
+
+create or replace function {{ s }}.relore_symbol_form(token text) returns text
+language sql immutable parallel safe as $fn$
+    with parts as (
+        select
+            regexp_replace(btrim(token), '\(.*\)$', '') as name,
+            btrim(token) ~ '\)$' as is_call
+    )
+    select name
+    from parts
+    where
+        length(name) between 3 and 120
+        and name ~ '^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$'
+        -- every dotted segment two or more characters: e.g / i.e are prose
+        and name !~ '(^|\.)[A-Za-z_](\.|$)'
+        and (is_call or name ~ '[._]' or name ~ '[a-z][A-Z]')
+        and not {{ s }}.relore_is_prose_path(name)
+$fn$;
+
+create or replace function {{ s }}.relore_symbols(markdown text) returns setof text
+language sql immutable parallel safe as $fn$
+    select distinct symbol
+    from (
+        select {{ s }}.relore_symbol_form(code[1]) as symbol
+        from regexp_matches(coalesce(markdown, ''), '`([^`\n]{2,120})`', 'g') as code
+        union all
+        select {{ s }}.relore_symbol_form(call[1] || '()')
+        from regexp_matches(
+            coalesce(markdown, ''),
+            '(?:^|[^A-Za-z0-9_.`])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\(\)',
+            'g'
+        ) as call
+    ) as found
+    where symbol is not null
+$fn$;
+
+create or replace function {{ s }}.relore_commit_shas(body text) returns setof text
+language sql immutable parallel safe as $fn$
+    select distinct lower(sha)
+    from (
+        select word[1] as sha
+        from regexp_matches(
+            coalesce(body, ''),
+            '(?:^|[^0-9A-Za-z_#/.:@-])([0-9a-fA-F]{40}|[0-9a-f]{7,12})(?![0-9A-Za-z_@-])',
+            'g'
+        ) as word
+        union all
+        select url[1]
+        from regexp_matches(coalesce(body, ''), '/commits?/([0-9a-fA-F]{7,40})\M', 'g') as url
+    ) as found
+    where
+        sha ~ '[0-9]'
+        and sha ~ '[a-fA-F]'
+        -- 1e10000 is a number
+        and sha !~ '^[0-9]+e[0-9]+$'
+$fn$;
+
+create or replace function {{ s }}.relore_error_normal_form(line text) returns text
+language plpgsql immutable parallel safe as $fn$
+declare
+    body text;
+    part text;
+    result text := '';
+begin
+    body := btrim(regexp_replace(coalesce(line, ''), '^[ \t]*(E[ \t]+)?', ''));
+    if body = '' then
+        return null;
+    end if;
+    body := regexp_replace(body, '0x[0-9a-fA-F]+', '0x?', 'g');
+    -- an absolute path (POSIX or Windows, quoted or not) becomes its basename
+    body := regexp_replace(
+        body,
+        '(?:[A-Za-z]:)?[\\/](?:[^\\/[:space:]''"]+[\\/])+([^\\/[:space:]''":,]+)',
+        '\1',
+        'g'
+    );
+    -- numbers become N outside quotes; a quoted value is kept as written
+    for part in
+        select piece[1]
+        from regexp_matches(body, '(''[^'']*''|"[^"]*"|[^''"]+|[''"])', 'g') as piece
+    loop
+        if length(part) > 1 and left(part, 1) in ('''', '"') then
+            result := result || part;
+        else
+            result := result || regexp_replace(part, '\m[0-9]+(\.[0-9]+)*\M', 'N', 'g');
+        end if;
+    end loop;
+    return left(regexp_replace(result, '[[:space:]]+', ' ', 'g'), 500);
+end
+$fn$;
+
+create or replace function {{ s }}.relore_error_lines(body text)
+returns table (error_class text, normal_form text)
+language sql immutable parallel safe as $fn$
+    select distinct
+        coalesce(found[2], split_part(found[1], ':', 1)),
+        {{ s }}.relore_error_normal_form(found[1])
+    from regexp_matches(
+        coalesce(body, ''),
+        '^[ \t]*(?:E[ \t]+)?(((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Z][A-Za-z0-9_]*(?:Error|Exception|Warning)))(?::[ \t].*|:)?|(?:Exception|Error): .*)$',
+        'gn'
+    ) as found
+    where found[1] is not null
+$fn$;
+
+create or replace function {{ s }}.relore_test_id_form(node_id text) returns text
+language sql immutable parallel safe as $fn$
+    select nullif(
+        regexp_replace(
+            regexp_replace(
+                regexp_replace(replace(btrim(node_id), '\', '/'), '^[A-Za-z]:/', '/'),
+                '^(\./)+', ''
+            ),
+            '^/.*?/(tests?/)', '\1'
+        ),
+        ''
+    )
+$fn$;
+
+create or replace function {{ s }}.relore_test_ids(body text)
+returns table (test_id text, test_file text, test_name text, is_failed boolean)
+language sql immutable parallel safe as $fn$
+    with found as (
+        select
+            bool_or(coalesce(node[1], '') in ('FAILED', 'ERROR')) as is_failed,
+            {{ s }}.relore_test_id_form(node[2] || node[3] || coalesce(node[4], '')) as test_id
+        from regexp_matches(
+            coalesce(body, ''),
+            '(?:(FAILED|ERROR|PASSED|XFAIL|XPASS|SKIPPED)[ \t]+)?((?:[A-Za-z]:)?[A-Za-z0-9_./\\-]*[A-Za-z0-9_]\.py)((?:::[A-Za-z_][A-Za-z0-9_]*)+)(\[[^]\n]*\])?',
+            'g'
+        ) as node
+        group by 2
+    )
+    select
+        test_id,
+        split_part(test_id, '::', 1),
+        regexp_replace(test_id, '\[.*\]$', ''),
+        is_failed
+    from found
+    where test_id is not null
+$fn$;
+
+create or replace function {{ s }}.relore_links(body text, own_repo text)
+returns table (link_kind text, target_repo text, target_number integer)
+language sql immutable parallel safe as $fn$
+    with found as (
+        select
+            'closes' as kind,
+            coalesce(nullif(m[2], ''), m[4]) as repo,
+            coalesce(m[3], m[5]) as num
+        from regexp_matches(
+            coalesce(body, ''),
+            '\m(close[sd]?|fix(?:e[sd])?|resolve[sd]?):?[ \t]+(?:([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?#([0-9]{1,9})|https?://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/(?:issues|pull)/([0-9]{1,9}))\M',
+            'gi'
+        ) as m
+        union all
+        select 'mentions', nullif(m[1], ''), m[2]
+        from regexp_matches(
+            coalesce(body, ''),
+            '(?:^|[^A-Za-z0-9_/&#.-])((?:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?)#([0-9]{1,9})\M',
+            'g'
+        ) as m
+        union all
+        select 'mentions', m[1], m[2]
+        from regexp_matches(
+            coalesce(body, ''),
+            'https?://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/(?:issues|pull)/([0-9]{1,9})',
+            'g'
+        ) as m
+    )
+    select
+        case when bool_or(kind = 'closes') then 'closes' else 'mentions' end,
+        lower(coalesce(repo, own_repo)),
+        num::integer
+    from found
+    where num::integer > 0
+    group by 2, 3
+$fn$;
+
+-- Every text column of every table and view in a schema, and how many of its values still
+-- hold a secret: the singular test assert_no_secret_survives_in_any_mart_text reads it.
+create or replace function {{ s }}.relore_secret_leaks(in_schema text default '{{ s }}')
+returns table (table_name text, column_name text, leaks bigint)
+language plpgsql stable as $fn$
+declare
+    found record;
+begin
+    for found in
+        select c.table_name::text as t, c.column_name::text as c
+        from information_schema.columns as c
+        where c.table_schema = in_schema and c.data_type = 'text'
+        order by 1, 2
+    loop
+        table_name := found.t;
+        column_name := found.c;
+        execute format(
+            'select count(*) from %I.%I where {{ s }}.relore_has_secret(%I)',
+            in_schema, found.t, found.c
+        ) into leaks;
+        return next;
+    end loop;
+end
+$fn$;
+
+do $grant$
+begin
+    if exists (select from pg_roles where rolname = 'relore_reader') then
+        grant usage on schema {{ s }} to relore_reader;
+        grant execute on all functions in schema {{ s }} to relore_reader;
+    end if;
+end
+$grant$;
+{%- endmacro %}
+
+{#- `dbt run-operation install_relore_functions`: (re)create the functions without a build. -#}
+{% macro install_relore_functions() -%}
+    {% do run_query(create_relore_functions()) %}
+{%- endmacro %}

@@ -1,0 +1,165 @@
+{#-
+    Signal marts hold a SET of rows per thread. They are incremental with the custom strategy
+    `replace_thread_sets`: the model emits, for each re-derived thread whose set changed, its
+    new rows plus one marker row (set_marker_column null); the strategy deletes every stored
+    row of those threads and inserts the non-marker rows. A thread whose set emptied is
+    cleared, one whose set did not change is not touched, so a build with nothing new writes
+    nothing.
+-#}
+{% macro get_incremental_replace_thread_sets_sql(arg_dict) -%}
+{%- set target = arg_dict['target_relation'] -%}
+{%- set temp = arg_dict['temp_relation'] -%}
+{%- set keys = arg_dict['unique_key'] -%}
+{%- set marker = config.get('set_marker_column') -%}
+{%- set columns = arg_dict['dest_columns'] | map(attribute='quoted') | join(', ') -%}
+delete from {{ target }} as target
+    using (select distinct {{ keys | join(', ') }} from {{ temp }}) as replaced
+    where
+{%- for key in keys %}
+            target.{{ key }} = replaced.{{ key }}{{ ' and' if not loop.last }}
+{%- endfor %};
+
+    insert into {{ target }} ({{ columns }})
+    select {{ columns }}
+    from {{ temp }}
+    where {{ marker }} is not null
+{%- endmacro %}
+
+{#-
+    The tail of a signal mart: `signals` (repo_id, thread_number, *value_columns,
+    source_loaded_at) for the threads in `scope` -> `final`. value_columns are what the set
+    is compared on; the first one is the marker column.
+-#}
+{% macro replace_thread_sets(signals, scope, value_columns) -%}
+{%- set row_value = 'jsonb_build_array(' ~ value_columns | join(', ') ~ ')::text' -%}
+{%- if is_incremental() %}
+        new_sets as (
+            select
+                repo_id,
+                thread_number,
+                md5(string_agg({{ row_value }}, '|' order by {{ row_value }})) as set_hash
+            from {{ signals }}
+            group by repo_id, thread_number
+        ),
+
+        old_sets as (
+            select
+                existing.repo_id,
+                existing.thread_number,
+                md5(string_agg({{ row_value }}, '|' order by {{ row_value }})) as set_hash
+            from {{ this }} as existing
+            where {{ in_thread_scope(scope, 'existing') }}
+            group by existing.repo_id, existing.thread_number
+        ),
+
+        replaced as (
+            select
+                {{ scope }}.repo_id,
+                {{ scope }}.thread_number
+            from {{ scope }}
+            left join new_sets
+                on
+                    {{ scope }}.repo_id = new_sets.repo_id
+                    and {{ scope }}.thread_number = new_sets.thread_number
+            left join old_sets
+                on
+                    {{ scope }}.repo_id = old_sets.repo_id
+                    and {{ scope }}.thread_number = old_sets.thread_number
+            where new_sets.set_hash is distinct from old_sets.set_hash
+        ),
+
+        final as (
+            select {{ signals }}.*
+            from {{ signals }}
+            where {{ in_thread_scope('replaced', signals) }}
+            union all
+            select
+                replaced.repo_id,
+                replaced.thread_number,
+{%- for column in value_columns %}
+                    null,
+                {%- endfor %}
+                null
+            from replaced
+        )
+    {%- else %}
+        final as (
+            select * from {{ signals }}
+        )
+{%- endif %}
+{%- endmacro %}
+
+{#- config() for a signal mart keyed on (repo_id, thread_number, *key_columns). -#}
+{% macro signal_mart_config(key_columns, lookup_columns=[]) -%}
+    {%- set indexes = [
+        {'columns': ['repo_id', 'thread_number'] + key_columns, 'unique': True},
+        {'columns': ['source_loaded_at']},
+    ] -%}
+{%- for column in lookup_columns -%}
+{%- do indexes.append({'columns': ['repo_id', column]}) -%}
+{%- endfor -%}
+    {{ return({
+        'materialized': 'incremental',
+        'incremental_strategy': 'replace_thread_sets',
+        'unique_key': ['repo_id', 'thread_number'],
+        'set_marker_column': key_columns[0],
+        'on_schema_change': 'fail',
+        'indexes': indexes,
+    }) }}
+{%- endmacro %}
+
+{#-
+    The head of a signal mart: `scope` (threads whose documents, or other inputs, moved since
+    the mart's high-water mark; every thread on a first build) and `scoped_documents` (their
+    live documents). extra_inputs: more (model, thread column, loaded column) inputs.
+-#}
+{% macro signal_scope(extra_inputs=[], extra_scope=none) -%}
+{%- if is_incremental() %}
+        scope as (
+            select
+                repo_id,
+                thread_number,
+                max(changed_at) as changed_at
+            from (
+                {{ thread_scope_changes(
+                    [('documents', 'thread_number', 'source_loaded_at')] + extra_inputs,
+                    mart_since()
+                ) }}
+{%- if extra_scope %}
+                    union all
+                    select * from {{ extra_scope }}
+                {%- endif %}
+            ) as changes
+            group by repo_id, thread_number
+        ),
+    {%- else %}
+        scope as (
+            select
+                repo_id,
+                number as thread_number,
+                source_loaded_at as changed_at
+            from {{ ref('threads') }}
+        ),
+{%- endif %}
+
+    thread_loaded as (
+        select
+            scope.repo_id,
+            scope.thread_number,
+            greatest(max(all_documents.source_loaded_at), max(scope.changed_at)) as loaded_at
+        from scope
+        left join {{ ref('documents') }} as all_documents
+            on
+                scope.repo_id = all_documents.repo_id
+                and scope.thread_number = all_documents.thread_number
+        group by scope.repo_id, scope.thread_number
+    ),
+
+    scoped_documents as (
+        select documents.*
+        from {{ ref('documents') }} as documents
+        where
+            not documents.is_deleted
+            and {{ in_thread_scope('scope', 'documents') }}
+    ),
+{%- endmacro %}
