@@ -11,6 +11,7 @@ import sys
 from typing import TextIO
 
 from relore.client import render, transport, wire
+from relore.client import rules as rules_mod
 from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP
 from relore.client.version import __version__
 
@@ -47,6 +48,33 @@ def _query(value: str) -> str:
     return value
 
 
+_THREAD_REF = re.compile(r"^(?:([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#)?#?([0-9]+)$")
+
+
+def _thread_ref(value: str) -> tuple[str | None, int]:
+    match = _THREAD_REF.match(value.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected owner/name#N or N, got {value!r}")
+    return match.group(1), int(match.group(2))
+
+
+def _thread_params(args) -> dict:
+    repo, number = args.ref
+    repo = repo or args.repo
+    if not repo:
+        raise transport.DaemonError(400, "which repository? write owner/name#N or add --repo")
+    params = {"repo": repo, "number": number}
+    if args.verb == "thread":
+        mode = (
+            "outline" if args.outline else "full" if args.full else "files" if args.files
+            else "comment" if args.comment else "page"
+        )  # fmt: skip
+        params.update(
+            mode=mode, after=args.after, focus=args.focus, comment=args.comment, limit=args.limit
+        )
+    return params
+
+
 def _limit(value: str) -> int:
     try:
         n = int(value)
@@ -80,6 +108,33 @@ def _offset(value: str) -> int:
     return n
 
 
+def _task(value: str) -> str:
+    if len(value) > rules_mod.MAX_TASK_CHARS:
+        raise argparse.ArgumentTypeError(
+            f"the task is {len(value)} characters; at most {rules_mod.MAX_TASK_CHARS}: "
+            "one sentence about the change"
+        )
+    if "\x00" in value:
+        raise argparse.ArgumentTypeError("the task contains a NUL character")
+    return value
+
+
+def _max_tokens(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a whole number") from None
+    if n < rules_mod.MIN_MAX_TOKENS:
+        raise argparse.ArgumentTypeError(f"at least {rules_mod.MIN_MAX_TOKENS}")
+    return n
+
+
+def _session(value: str) -> str:
+    if not rules_mod.valid_session(value):
+        raise argparse.ArgumentTypeError("1-128 characters of letters, digits and ._:@-")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="relore",
@@ -104,7 +159,53 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true", help="the daemon's page as JSON")
     st.add_argument("--compact", action="store_true", help="drop the envelope's notice line")
 
+    ru = verbs.add_parser(
+        "rules",
+        help="the project's rules your change needs (never repeated within a session)",
+        description="The rules whose scope covers FILE..., chosen for --task, minus those "
+        "already sent in this session; the titles of the others are listed once. Session: "
+        "--session, else RELORE_SESSION, else this terminal's POSIX session.",
+    )
+    ru.add_argument("files", nargs="+", metavar="FILE", help="paths relative to the repo root")
+    ru.add_argument("--repo", type=_repo, required=True, help="owner/name")
+    ru.add_argument("--task", type=_task, help="your change, in one sentence (<= 500 chars)")
+    ru.add_argument(
+        "--include", action="append", default=[], metavar="ID", help="also send this rule"
+    )
+    ru.add_argument("--max-tokens", type=_max_tokens, help="stop at this many tokens (>= 100)")
+    ru.add_argument("--refresh", action="store_true", help="send again what this session was sent")
+    ru.add_argument("--session", type=_session, help="session id (default: see above)")
+    ru.add_argument("--json", action="store_true", help="the daemon's page as JSON")
+    ru.add_argument("--compact", action="store_true", help="drop the envelope's notice line")
+
     # The code lens: offline over the caller's own tree, never the daemon.
+    th = verbs.add_parser(
+        "thread",
+        help="one thread in capped views: a page, an outline, a comment, the opening post, files",
+        description="A page holds at most 10 comments (the ends and the middle); --after ID "
+        "reads on in order; --focus orders a page (never empties it) and narrows an outline.",
+    )
+    th.add_argument("ref", type=_thread_ref, help="owner/name#N, or N with --repo")
+    th.add_argument("--repo", type=_repo, help="owner/name (when REF is a bare number)")
+    view = th.add_mutually_exclusive_group()
+    view.add_argument("--outline", action="store_true", help="one line per comment (≤ 100)")
+    view.add_argument("--full", action="store_true", help="the opening post whole")
+    view.add_argument("--files", action="store_true", help="the changed paths")
+    view.add_argument("--comment", metavar="ID", help="one comment whole")
+    th.add_argument("--after", metavar="ID", help="the comments after this one, in order")
+    th.add_argument("--focus", metavar="TEXT", help="order the page by these words")
+    th.add_argument("--limit", type=_limit, default=10, help="comments per page, 1-10")
+    th.add_argument("--json", action="store_true", help="the daemon's page as JSON")
+    th.add_argument("--compact", action="store_true", help="drop the envelope's notice line")
+
+    inf = verbs.add_parser(
+        "inflight", help="open and merged pull requests that claim to close an issue"
+    )
+    inf.add_argument("ref", type=_thread_ref, help="owner/name#N, or N with --repo")
+    inf.add_argument("--repo", type=_repo, help="owner/name (when REF is a bare number)")
+    inf.add_argument("--json", action="store_true", help="the daemon's page as JSON")
+    inf.add_argument("--compact", action="store_true", help="drop the envelope's notice line")
+
     m = verbs.add_parser("map", help="the tree's defined names, ranked (offline, tree-sitter)")
     m.add_argument("path", nargs="?", default=".", help="directory or file (default .)")
     m.add_argument("--limit", type=_rows(MAP_CAP), default=MAP_CAP, help=f"rows, 1-{MAP_CAP}")
@@ -183,6 +284,13 @@ def main(
             }
             page = transport.get(api, "search", params, token=token)
             text = render.enveloped(page, render.search_page(page), compact=args.compact)
+        elif args.verb in ("thread", "inflight"):
+            page = transport.get(api, args.verb, _thread_params(args), token=token)
+            renderer = render.thread_page if args.verb == "thread" else render.inflight_page
+            text = render.enveloped(page, renderer(page), compact=args.compact)
+        elif args.verb == "rules":
+            page = transport.get(api, "rules", rules_mod.params(args, env), token=token)
+            text = render.enveloped(page, render.rules_page(page), compact=args.compact)
         else:
             page = transport.get(api, "status", {"repo": args.repo}, token=token)
             text = render.enveloped(page, render.status_page(page), compact=args.compact)

@@ -70,9 +70,83 @@ def status_page(page: dict) -> str:
         )
         for mark in repo["passes"]:
             lines.append(f"  {mark['pass']}: high-water {mark['high_water'] or '-'}")
-        lines.append(f"  last landed {repo['last_loaded_at'] or '-'}")
+        for pass_name, floor in sorted(repo.get("sample_floors", {}).items()):
+            lines.append(f"  {pass_name}: sampled from {floor} (nothing older is indexed)")
+        authority = repo.get("authority") or {}
+        if authority.get("resolved"):
+            lines.append(
+                f"  authority: {authority['logins']} authors asked, {authority['with_write']} "
+                f"with write access ({authority['resolved_at']})"
+            )
+        elif authority:
+            lines.append(
+                "  authority: never resolved — MEMBER authors count as reported; "
+                f"run `relored extract authority --repo {repo['repo']}`"
+            )
+        signals = repo.get("signals") or {}
+        if signals:
+            lines.append(
+                "  signals: "
+                + ", ".join(f"{k.removeprefix('thread_')} {v}" for k, v in signals.items())
+            )
+        if repo.get("orphan_comments"):
+            lines.append(
+                f"  {repo['orphan_comments']} comments whose thread never arrived (not indexed)"
+            )
+        lines.append(
+            f"  last landed {repo['last_loaded_at'] or '-'}, last built {repo.get('last_built_at') or '-'}"
+        )
     if not page["repos"]:
         lines.append("nothing indexed yet: run `relored extract --repo o/n` then `dbt build`")
+    return "\n".join(lines)
+
+
+def rules_page(page: dict) -> str:
+    """``relore rules``: the rules sent (text quoted), what was held back, the other titles."""
+    held = page["held_back"]
+    sections = f"; sections: {', '.join(page['sections'])}" if page["sections"] else ""
+    lines = [f"Rules for {page['repo']} (follow before writing code{sections})"]
+    how = {"ranked": "chosen for your task"}.get(page["mode"], "every eligible rule")
+    lines.append(
+        f"{page['returned']} of {page['eligible']} eligible rule(s) sent, {how}; "
+        f"~{page['tokens']} tokens"
+        + (f" (cap {page['max_tokens']})" if page.get("max_tokens") else "")
+    )
+    for rule in page["rules"]:
+        pin = " (always)" if rule["always"] else ""
+        lines.append(f"- [{rule['level']}] {rule['id']} {rule['title']}{pin}")
+        # the daemon already marked every line of the rule's text with '>'
+        lines.extend("  " + q for q in (rule.get("text") or "").split("\n") if q)
+    others = page["others"]
+    if others:
+        lines.append(
+            f"{page['others_total']} other rule(s) cover these files but were not sent. If one "
+            "of these titles matters for your change, run `relore rules` again with "
+            "`--include ID`:"
+        )
+        for other in others:
+            lines.append(f"- {other['id']} {other['title']}")
+        rest = page["others_total"] - len(others) - page["others_listed_earlier"]
+        if rest > 0:
+            lines.append(f"  … and {rest} more, listed on a later call")
+    if page["others_listed_earlier"]:
+        lines.append(
+            f"{page['others_listed_earlier']} other eligible rule(s) were listed earlier in "
+            "this session"
+        )
+    counts = [
+        f"{n} {label}"
+        for label, n in (
+            ("already sent in this session", held["already_sent"]),
+            ("not chosen for the task", held["not_chosen"]),
+            ("over the token cap", held["over_cap"]),
+            ("with hidden characters (never served)", held["hidden_characters"]),
+        )
+        if n
+    ]
+    if counts:
+        lines.append("held back: " + ", ".join(counts))
+    lines.extend(f"note: {note}" for note in page["notes"])
     return "\n".join(lines)
 
 
@@ -191,4 +265,79 @@ def map_page(page: dict) -> str:
     if more:
         lines.append(more)
     lines.append(_files_line(page["files"]))
+    return "\n".join(lines)
+
+
+def _thread_head(head: dict) -> str:
+    by = f"{head['author']} [{head['trust'] or '?'}]" if head.get("author") else "?"
+    return (
+        f"{head['repo']}#{head['number']} {head['kind']} {head['state']} — {head['title']}\n"
+        f"opened by {by} {head['age']} ({head['date']})  {head['url']}"
+    )
+
+
+def _comment_lines(comment: dict) -> list[str]:
+    where = f" on {comment['path']}:{comment.get('line') or '?'}" if comment.get("path") else ""
+    lines = [
+        f"[{comment['id']}] {comment['kind']}{where} by {comment['author']} "
+        f"[{comment['trust']}] {comment['age']} ({comment['date']})"
+    ]
+    lines.extend("  " + q for q in (comment.get("text") or "").split("\n") if q)
+    if comment.get("body_chars"):
+        lines.append(
+            f"  (cut: {comment['body_chars']} chars; whole with --comment {comment['id']})"
+        )
+    return lines
+
+
+def thread_page(page: dict) -> str:
+    lines = [_thread_head(page["thread"])]
+    mode = page["mode"]
+    if mode == "full":
+        lines.append(f"opening post, {page['body_chars']} chars:")
+        lines.extend((page.get("opening_post") or ">").split("\n"))
+        return "\n".join(lines)
+    if mode == "files":
+        lines.append(f"changed files: {page['returned']} of {page['total']} listed")
+        lines.extend(f"  {f['change'] or '?'} {f['path']}" for f in page["files"])
+        if page.get("missing"):
+            lines.append(page["missing"])
+        return "\n".join(lines)
+    if mode == "outline":
+        head = f"outline: {page['returned']} of {page['total']} comments"
+        if page.get("focus_matched") is not None:
+            head += f" ({page['focus_matched']} match the focus"
+            head += ", none did: showing all)" if page.get("focus_widened") else ")"
+        lines.append(head)
+        for row in page["outline"]:
+            lines.append(
+                f"[{row['id']}] {row['author']} [{row['trust']}] {row['date']} {row['line']}"
+            )
+        if page.get("capped"):
+            lines.append(f"CAPPED: {page['capped']}; read on with --after, or narrow with --focus")
+        return "\n".join(lines)
+    selection = page.get("selection", "")
+    lines.append(f"comments: {page['returned']} of {page['total']} ({selection})")
+    if page.get("focus_matched") is not None and mode == "page":
+        lines.append(f"{page['focus_matched']} of {page['total']} carry a focus word")
+    for comment in page.get("comments", []):
+        lines.append("")
+        lines.extend(_comment_lines(comment))
+    if page.get("missing"):
+        lines.append(page["missing"])
+    if page.get("next_after"):
+        lines.append(f"more: --after {page['next_after']}, or --outline for every comment")
+    return "\n".join(lines)
+
+
+def inflight_page(page: dict) -> str:
+    lines = [_thread_head(page["thread"])]
+    lines.append(f"pull requests claiming to close it: {page['returned']}")
+    for pr in page["pulls"]:
+        lines.append(
+            f"  {pr['repo']}#{pr['number']} {pr['state']} by {pr['author']} [{pr['trust'] or '?'}] "
+            f"{pr['age']} ({pr['date']}) — {pr['title']}  {pr['url']}"
+        )
+    if not page["pulls"]:
+        lines.append("  none open or merged")
     return "\n".join(lines)

@@ -26,7 +26,8 @@ class VersionMismatch(RuntimeError):
 
 
 def get(api: str, path: str, params: dict, timeout: float = 30.0, token: str | None = None) -> dict:
-    query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
+    # a list value repeats its key (file=a&file=b)
+    query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
     url = f"{api.rstrip('/')}{wire.API_PREFIX}/{path}" + (f"?{query}" if query else "")
     headers = {wire.CLIENT_HEADER: __version__, "accept": "application/json"}
     if token:

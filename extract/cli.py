@@ -78,6 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
     ext.add_argument("--quiet", action="store_true", help="no progress lines")
     ext.add_argument("--json", action="store_true", help="print the run report as JSON")
 
+    from relore.extract import rules_cli
+
+    rules_cli.add_parser(verbs)
+
     srv = verbs.add_parser("serve", help="serve the read API over the marts")
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8080)
@@ -223,6 +227,10 @@ def main(
             return _extract(args, out, err, env)
         if args.verb == "serve":
             return _serve(args, env)
+        if args.verb == "rules":
+            from relore.extract import rules_cli
+
+            return rules_cli.run(args, out, err, env)
     except (DatabaseError, GitHubError, ValueError) as exc:
         print(f"relored: {exc}", file=err)
         return EXIT_ERROR

@@ -186,12 +186,49 @@ def _step_4_etags(cur: psycopg.Cursor) -> None:
     )
 
 
+def _step_5_rules(cur: psycopg.Cursor) -> None:
+    cur.execute(
+        """
+        -- A repository's rules file as the operator loaded it (parsed, validated JSON).
+        -- Append-only with hash dedupe: loading an unchanged file writes nothing. Keyed on
+        -- the lower-cased repo name, because rules may be loaded before the repository is
+        -- ever extracted; repo_id is filled from ops.repos when it is known at load time.
+        create table raw.rule_files (
+            row_id       bigint generated always as identity,
+            repo         text        not null check (repo = lower(repo)),
+            repo_id      bigint,
+            path         text        not null,
+            payload      jsonb       not null,
+            payload_hash text        not null,
+            loaded_at    timestamptz not null default clock_timestamp(),
+            primary key (repo, row_id)
+        );
+
+        -- Operator edits to a rule (pin, unpin, tag): appended, never an UPDATE; dbt
+        -- applies the latest of each kind over the loaded file.
+        create table raw.rule_edits (
+            row_id    bigint generated always as identity,
+            repo      text        not null check (repo = lower(repo)),
+            repo_id   bigint,
+            rule_id   text        not null,
+            action    text        not null check (action in ('pin', 'unpin', 'tag')),
+            triggers  jsonb,
+            is_always boolean,
+            edited_at timestamptz not null default clock_timestamp(),
+            primary key (repo, row_id),
+            check ((action = 'tag') = (triggers is not null))
+        );
+        """
+    )
+
+
 Step = Callable[[psycopg.Cursor], None]
 STEPS: tuple[tuple[int, str, Step], ...] = (
     (1, "raw and ops schemas", _step_1_raw_and_ops),
     (2, "SELECT-only reader role", _step_2_reader_role),
     (3, "authority, sample floors, file walks, quarantine", _step_3_authority_samples_files),
     (4, "first-page ETags", _step_4_etags),
+    (5, "rule files and operator rule edits", _step_5_rules),
 )
 LATEST = STEPS[-1][0]
 

@@ -25,6 +25,8 @@ from relore.client.version import __version__
 from relore.serve import auth, envelope, labels
 from relore.serve import search as search_mod
 from relore.serve import status as status_mod
+from relore.serve import thread as thread_mod
+from relore.serve.rules import routes as rules_routes
 
 log = logging.getLogger("relore.serve")
 
@@ -128,6 +130,34 @@ async def search_endpoint(request: Request) -> Response:
     return _json(envelope.wrap(page))
 
 
+async def thread_endpoint(request: Request) -> Response:
+    try:
+        thread_request = thread_mod.parse_request(request.query_params)
+    except search_mod.BadQuery as exc:
+        return _error(400, str(exc))
+    async with _pool(request).connection() as conn:
+        if not await _indexed(conn, thread_request.repo):
+            return await _not_indexed(conn, thread_request.repo)
+        page = await thread_mod.thread(conn, thread_request)
+    if page is None:
+        return _error(404, f"{thread_request.repo}#{thread_request.number} is not indexed")
+    return _json(envelope.wrap(page))
+
+
+async def inflight_endpoint(request: Request) -> Response:
+    try:
+        thread_request = thread_mod.parse_request(request.query_params)
+    except search_mod.BadQuery as exc:
+        return _error(400, str(exc))
+    async with _pool(request).connection() as conn:
+        if not await _indexed(conn, thread_request.repo):
+            return await _not_indexed(conn, thread_request.repo)
+        page = await thread_mod.inflight(conn, thread_request.repo, thread_request.number)
+    if page is None:
+        return _error(404, f"{thread_request.repo}#{thread_request.number} is not indexed")
+    return _json(envelope.wrap(page))
+
+
 async def _indexed(conn: psycopg.AsyncConnection, repo: str) -> bool:
     cur = await conn.execute(
         "select 1 from marts.repo_status where lower(repo) = lower(%s)", (repo,)
@@ -216,6 +246,9 @@ def create_app(settings: Settings) -> Starlette:
         Route(f"{wire.API_PREFIX}/search", search_endpoint),
         Route(f"{wire.API_PREFIX}/status", status_endpoint),
         Route(f"{wire.API_PREFIX}/label", label_endpoint, methods=["POST"]),
+        Route(f"{wire.API_PREFIX}/thread", thread_endpoint),
+        Route(f"{wire.API_PREFIX}/inflight", inflight_endpoint),
+        *rules_routes.routes(wire.API_PREFIX),
         Route("/healthz", health_endpoint),
     ]
     app = Starlette(

@@ -56,6 +56,26 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
                     "machine": r["documents_machine"],
                 },
                 "last_loaded_at": _iso(r["last_loaded_at"]),
+                "last_built_at": _iso(r["last_built_at"]),
+                "orphan_comments": r["orphan_comments"],
+                "signals": {
+                    name: r[name]
+                    for name in (
+                        "thread_files",
+                        "thread_symbols",
+                        "thread_commits",
+                        "thread_errors",
+                        "thread_tests",
+                        "thread_links",
+                    )
+                },
+                "authority": {
+                    "resolved": r["authority_logins"] > 0,
+                    "logins": r["authority_logins"],
+                    "with_write": r["authority_writers"],
+                    "resolved_at": _iso(r["authority_resolved_at"]),
+                },
+                "sample_floors": r["sample_floors"] or {},
                 "passes": sorted(marks.get(r["repo_id"], []), key=lambda m: m["pass"]),
             }
             for r in repos

@@ -407,3 +407,105 @@ def test_labelling_is_off_until_a_path_is_configured(api):
     response = api.post("/api/v1/label", json={"query": "x", "url": "u", "grade": 1})
     assert response.status_code == 404
     assert "RELORE_LABELS_PATH" in response.json()["error"]
+
+
+def _longest_thread(slice_db) -> int:
+    with psycopg.connect(slice_db["url"]) as conn:
+        return conn.execute(
+            "select thread_number from marts.documents where document_kind <> 'opening_post' "
+            "and not is_deleted group by 1 order by count(distinct source_document_id) desc, 1 "
+            "limit 1"
+        ).fetchone()[0]
+
+
+def test_thread_page_holds_at_most_ten_comments_the_ends_and_the_middle(api, slice_db, world):
+    number = _longest_thread(slice_db)
+    total = (
+        len(world.comments_for(number))
+        + len(world.review_comments_for(number))
+        + sum(
+            1
+            for r in (world.reviews_for(number) if number in world.pull_numbers() else [])
+            if (r.get("body") or "").strip()
+        )
+    )
+    assert total > 10
+    page = api.get("/api/v1/thread", params={"repo": REPO, "number": number}).json()
+    assert page["returned"] == 10 and page["total"] == total
+    assert page["selection"] == "ends and middle"
+    ids = [c["id"] for c in page["comments"]]
+    outline = api.get(
+        "/api/v1/thread", params={"repo": REPO, "number": number, "mode": "outline"}
+    ).json()
+    order = [row["id"] for row in outline["outline"]]
+    assert ids[0] == order[0] and ids[-1] == order[-1], "the ends are the thread's ends"
+    assert all(len(row["line"]) <= 62 for row in outline["outline"])  # "> " + 60 chars
+    assert outline["returned"] == outline["total"] == total
+
+
+def test_thread_after_reads_on_in_order_and_comment_serves_one_whole(api, slice_db):
+    number = _longest_thread(slice_db)
+    outline = api.get(
+        "/api/v1/thread", params={"repo": REPO, "number": number, "mode": "outline"}
+    ).json()
+    order = [row["id"] for row in outline["outline"]]
+    page = api.get(
+        "/api/v1/thread", params={"repo": REPO, "number": number, "after": order[2], "limit": 3}
+    ).json()
+    assert [c["id"] for c in page["comments"]] == order[3:6]
+    assert page["selection"] == "sequential" and page["next_after"] == order[5]
+    one = api.get(
+        "/api/v1/thread",
+        params={"repo": REPO, "number": number, "mode": "comment", "comment": order[4]},
+    ).json()
+    assert one["returned"] == 1 and "body_chars" not in one["comments"][0]
+
+
+def test_thread_focus_orders_and_never_empties_the_page(api, slice_db):
+    number = _longest_thread(slice_db)
+    nothing = api.get(
+        "/api/v1/thread", params={"repo": REPO, "number": number, "focus": "qqqzzzxxyy"}
+    ).json()
+    assert nothing["returned"] == 10 and nothing["focus_matched"] == 0
+    narrowed = api.get(
+        "/api/v1/thread",
+        params={"repo": REPO, "number": number, "mode": "outline", "focus": "qqqzzzxxyy"},
+    ).json()
+    assert narrowed["focus_widened"] is True and narrowed["returned"] == narrowed["total"]
+
+
+def test_thread_files_and_full_opening_post(api, world):
+    pr = next(n for n in world.pull_numbers() if world.pull_files(n))
+    files = api.get("/api/v1/thread", params={"repo": REPO, "number": pr, "mode": "files"}).json()
+    assert {f["path"] for f in files["files"]} == {f["filename"] for f in world.pull_files(pr)}
+    assert files["files_truncated"] is False
+    issue = next(i for i in world.issues if len(i.get("body") or "") > 300)
+    full = api.get(
+        "/api/v1/thread", params={"repo": REPO, "number": issue["number"], "mode": "full"}
+    ).json()
+    assert full["body_chars"] > 300
+    assert all(line.startswith(">") for line in full["opening_post"].split("\n"))
+
+
+def test_inflight_lists_the_prs_that_claim_to_close_an_issue(api, world):
+    links = world.facts["fixes_links"]
+    _pr, issue = links[0]
+    page = api.get("/api/v1/inflight", params={"repo": REPO, "number": issue}).json()
+    claimed = {p["number"] for p in page["pulls"]}
+    expected = {
+        p
+        for p, i in links
+        if i == issue and (world.pull(p)["merged"] or world.pull(p)["state"] == "open")
+    }
+    assert claimed == expected
+    assert page["returned"] == page["total"] == len(expected)
+
+
+def test_relore_thread_and_inflight_render_over_real_http(daemon, world):
+    _pr, issue = world.facts["fixes_links"][0]
+    code, text, _ = _relore(daemon, "thread", f"{REPO}#{issue}", "--limit", "3")
+    assert code == 0 and f"{REPO}#{issue}" in text and "comments:" in text
+    code, text, _ = _relore(daemon, "inflight", str(issue), "--repo", REPO, "--json")
+    assert code == 0 and json.loads(text)["thread"]["number"] == issue
+    code, _, err = _relore(daemon, "thread", "12")
+    assert code == client_cli.ExitStatus.USAGE and "--repo" in err

@@ -36,7 +36,12 @@ def test_examples_of_repo_scoped_verbs_carry_repo(surface):
     for line in text.splitlines():
         for verb in REPO_SCOPED & set(shipped_verbs()):
             for example in re.findall(rf"relore {verb}\b[^`\n]*", line):
-                if "--repo" not in example and not example.rstrip().endswith(verb):
+                addressed = re.match(rf"relore {verb} [\w.-]+/[\w.-]+#[0-9N]", example)
+                if (
+                    "--repo" not in example
+                    and not addressed
+                    and not example.rstrip().endswith(verb)
+                ):
                     offenders.append(example)
     assert not offenders, offenders
 

@@ -1,0 +1,337 @@
+"""One thread, read in capped views: a page, an outline, one comment, the opening post, the
+changed files — and the pull requests in flight for an issue.
+
+A thread is never returned whole in one page: comments are unbounded. Every view says
+``returned`` and ``total``; a cut body says ``body_chars``; a focus orders and never empties
+a page, and narrows an outline (widening rather than emptying).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+
+from relore.client import stamps
+from relore.serve.envelope import one_line, quote
+from relore.serve.search import BadQuery
+
+PAGE = 10
+OUTLINE_ROWS = 100
+OUTLINE_CHARS = 60
+SNIPPET_CHARS = 400
+FILES_CAP = 300
+MODES = ("page", "outline", "comment", "full", "files")
+_TERM_RE = re.compile(r"[^\W_][\w.\-/]*")
+
+
+@dataclass(frozen=True)
+class ThreadRequest:
+    repo: str
+    number: int
+    mode: str = "page"
+    after: str | None = None
+    focus: str | None = None
+    comment: str | None = None
+    limit: int = PAGE
+
+
+def parse_request(params) -> ThreadRequest:
+    repo = params.get("repo") or ""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
+        raise BadQuery("repo must be owner/name")
+    try:
+        number = int(params.get("number", ""))
+    except ValueError:
+        raise BadQuery("number must be a thread number") from None
+    mode = params.get("mode") or "page"
+    if mode not in MODES:
+        raise BadQuery(f"mode must be one of {', '.join(MODES)}")
+    focus = params.get("focus") or None
+    if focus is not None and (len(focus) > 500 or "\x00" in focus):
+        raise BadQuery("focus is at most 500 characters, without NUL")
+    comment = params.get("comment") or None
+    if mode == "comment" and not comment:
+        raise BadQuery("mode=comment needs comment=ID")
+    try:
+        limit = int(params.get("limit", PAGE))
+    except ValueError:
+        raise BadQuery("limit must be an integer") from None
+    if not 1 <= limit <= PAGE:
+        raise BadQuery(f"limit must be between 1 and {PAGE}")
+    return ThreadRequest(repo, number, mode, params.get("after") or None, focus, comment, limit)
+
+
+def _terms(text: str | None) -> list[str]:
+    return list(dict.fromkeys(t.lower() for t in _TERM_RE.findall(text or "")))[:32]
+
+
+_HEAD = """
+select t.repo, t.number, t.kind, t.state, t.is_merged, t.title, t.url, t.author_login,
+       t.created_at, t.updated_at, t.comment_count, t.changed_files, t.files_listed,
+       t.files_truncated, t.is_deleted,
+       (select d.trust_tier from marts.documents as d
+        where d.repo_id = t.repo_id and d.thread_number = t.number
+          and d.document_kind = 'opening_post' limit 1) as author_trust
+from marts.threads as t
+where lower(t.repo) = lower(%(repo)s) and t.number = %(number)s
+"""
+
+# One row per comment (a document's chunks folded together), in thread order, with how
+# many of the focus terms it carries (0 without a focus).
+_COMMENTS = """
+with q as (
+    select array_agg(plainto_tsquery('english', w)) as parts
+    from unnest(%(terms)s::text[]) as w
+    where numnode(plainto_tsquery('english', w)) > 0
+),
+docs as (
+    select d.*
+    from marts.documents as d
+    join marts.threads as t on t.repo_id = d.repo_id and t.number = d.thread_number
+    where lower(t.repo) = lower(%(repo)s) and d.thread_number = %(number)s
+      and not d.is_deleted and d.document_kind <> 'opening_post'
+),
+comments as (
+    select
+        d.source_document_id as id,
+        min(d.source_id) as source_id,
+        min(d.document_kind) as kind,
+        min(d.author_login) as author,
+        min(d.trust_tier) as trust,
+        min(d.created_at) as created_at,
+        min(d.url) as url,
+        min(d.path) as path,
+        min(d.line) as line,
+        string_agg(d.body_text, E'\\n\\n' order by d.chunk_index) as body,
+        coalesce(max((
+            select count(*) from unnest(q.parts) as part where d.search_vector @@ part
+        )), 0) as matched
+    from docs as d cross join q
+    group by d.source_document_id
+)
+select c.*, row_number() over (order by c.created_at, c.id) as position
+from comments as c
+order by c.created_at, c.id
+"""
+
+
+def _comment_row(row: dict, *, whole: bool = False, chars: int = SNIPPET_CHARS) -> dict:
+    body = row["body"] or ""
+    cut = not whole and len(body) > chars
+    item = {
+        "id": row["id"],
+        "kind": row["kind"],
+        "author": row["author"],
+        "trust": row["trust"],
+        "date": stamps.date(row["created_at"]),
+        "age": stamps.age(row["created_at"]),
+        "url": row["url"],
+        "text": quote(body[:chars] + "…" if cut else body),
+    }
+    if row.get("path"):
+        item["path"] = row["path"]
+        item["line"] = row["line"]
+    if cut:
+        item["body_chars"] = len(body)
+    return item
+
+
+def _ends_and_middle(rows: list[dict], n: int) -> list[dict]:
+    """The first comments, the last ones, and an even spread of the middle, in order."""
+    if len(rows) <= n:
+        return rows
+    head, tail = n // 3, n // 3
+    middle_n = n - head - tail
+    middle = rows[head : len(rows) - tail]
+    step = len(middle) / middle_n
+    picks = [middle[int(i * step + step / 2)] for i in range(middle_n)]
+    return rows[:head] + picks + rows[len(rows) - tail :]
+
+
+def _head(row: dict) -> dict:
+    return {
+        "repo": row["repo"],
+        "number": row["number"],
+        "kind": row["kind"],
+        "state": "merged" if row["is_merged"] else row["state"],
+        "title": one_line(row["title"]),
+        "url": row["url"],
+        "author": row["author_login"],
+        "trust": row["author_trust"],
+        "date": stamps.date(row["created_at"]),
+        "age": stamps.age(row["created_at"]),
+    }
+
+
+async def thread(conn: AsyncConnection, request: ThreadRequest) -> dict | None:
+    params = {
+        "repo": request.repo,
+        "number": request.number,
+        "terms": _terms(request.focus),
+    }
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(_HEAD, params)
+        head = await cur.fetchone()
+        if head is None:
+            return None
+        page: dict = {"thread": _head(head), "mode": request.mode}
+        if request.mode == "full":
+            await cur.execute(
+                """
+                select string_agg(d.body_text, E'\\n\\n' order by d.chunk_index) as body
+                from marts.documents as d join marts.threads as t
+                    on t.repo_id = d.repo_id and t.number = d.thread_number
+                where lower(t.repo) = lower(%(repo)s) and d.thread_number = %(number)s
+                  and d.document_kind = 'opening_post' and not d.is_deleted
+                """,
+                params,
+            )
+            body = (await cur.fetchone())["body"] or ""
+            page.update(opening_post=quote(body), body_chars=len(body), returned=1, total=1)
+            return page
+        if request.mode == "files":
+            return await _files(cur, page, head, params)
+        await cur.execute(_COMMENTS, params)
+        rows = await cur.fetchall()
+    page["total"] = len(rows)
+    if request.mode == "comment":
+        wanted = request.comment or ""
+        match = [r for r in rows if r["id"] == wanted or str(r["source_id"]) == wanted]
+        page["comments"] = [_comment_row(r, whole=True) for r in match]
+        page["returned"] = len(match)
+        if not match:
+            page["missing"] = f"no comment {wanted} in this thread"
+        return page
+    if request.mode == "outline":
+        return _outline(page, rows, request)
+    return _page(page, rows, request)
+
+
+def _outline(page: dict, rows: list[dict], request: ThreadRequest) -> dict:
+    chosen = rows
+    if request.focus:
+        matching = [r for r in rows if r["matched"] > 0]
+        page["focus_matched"] = len(matching)
+        if matching:
+            chosen = matching  # narrowed; a focus matching nothing leaves the outline whole
+        else:
+            page["focus_widened"] = True
+    capped = chosen[:OUTLINE_ROWS]
+    page["outline"] = [
+        {
+            "id": r["id"],
+            "author": r["author"],
+            "trust": r["trust"],
+            "date": stamps.date(r["created_at"]),
+            "line": quote(one_line(r["body"], OUTLINE_CHARS)),
+        }
+        for r in capped
+    ]
+    page["returned"] = len(capped)
+    page["shown_of"] = len(chosen)
+    if len(chosen) > OUTLINE_ROWS:
+        page["capped"] = f"outline capped at {OUTLINE_ROWS} of {len(chosen)} rows"
+    return page
+
+
+def _page(page: dict, rows: list[dict], request: ThreadRequest) -> dict:
+    if request.after:
+        position = next(
+            (r["position"] for r in rows if request.after in (r["id"], str(r["source_id"]))),
+            None,
+        )
+        if position is None:
+            page.update(comments=[], returned=0, missing=f"no comment {request.after} here")
+            return page
+        chosen = [r for r in rows if r["position"] > position][: request.limit]
+        page["selection"] = "sequential"
+    elif request.focus:
+        # a focus orders and never empties: coverage first, then thread order
+        ranked = sorted(rows, key=lambda r: (-r["matched"], r["position"]))[: request.limit]
+        chosen = sorted(ranked, key=lambda r: r["position"])
+        page["focus_matched"] = sum(1 for r in rows if r["matched"] > 0)
+        page["selection"] = "focus"
+    else:
+        chosen = _ends_and_middle(rows, request.limit)
+        page["selection"] = "ends and middle" if len(rows) > request.limit else "all"
+    page["comments"] = [_comment_row(r) for r in chosen]
+    page["returned"] = len(chosen)
+    if chosen and chosen[-1]["position"] < len(rows):
+        page["next_after"] = chosen[-1]["id"]
+    return page
+
+
+async def _files(cur, page: dict, head: dict, params: dict) -> dict:
+    await cur.execute(
+        """
+        select f.path, f.change_type
+        from marts.thread_files as f join marts.threads as t
+            on t.repo_id = f.repo_id and t.number = f.thread_number
+        where lower(t.repo) = lower(%(repo)s) and f.thread_number = %(number)s
+          and f.source = 'changed_file'
+        order by f.path
+        """,
+        params,
+    )
+    rows = await cur.fetchall()
+    page["files"] = [{"path": r["path"], "change": r["change_type"]} for r in rows[:FILES_CAP]]
+    page["returned"] = len(page["files"])
+    page["total"] = len(rows)
+    page["changed_files"] = head["changed_files"]
+    page["files_truncated"] = bool(head["files_truncated"])
+    if head["files_truncated"]:
+        page["missing"] = (
+            f"GitHub lists at most 3,000 files; this PR changed {head['changed_files']}: "
+            "a path not listed here may still have been changed"
+        )
+    return page
+
+
+async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None:
+    """Open and merged pull requests that claim to close an issue."""
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(_HEAD, {"repo": repo, "number": number})
+        head = await cur.fetchone()
+        if head is None:
+            return None
+        await cur.execute(
+            """
+            select p.repo, p.number, p.state, p.is_merged, p.is_draft, p.title, p.url,
+                   p.author_login, p.created_at, p.updated_at,
+                   (select d.trust_tier from marts.documents as d
+                    where d.repo_id = p.repo_id and d.thread_number = p.number
+                      and d.document_kind = 'opening_post' limit 1) as author_trust
+            from marts.thread_links as l
+            join marts.threads as target
+                on target.repo_id = l.target_repo_id and target.number = l.target_number
+            join marts.threads as p on p.repo_id = l.repo_id and p.number = l.thread_number
+            where lower(target.repo) = lower(%(repo)s) and l.target_number = %(number)s
+              and l.link_kind = 'closes' and p.kind = 'pr'
+              and (p.state = 'open' or p.is_merged)
+            order by p.is_merged, p.updated_at desc
+            """,
+            {"repo": repo, "number": number},
+        )
+        rows = await cur.fetchall()
+    return {
+        "thread": _head(head),
+        "returned": len(rows),
+        "total": len(rows),
+        "pulls": [
+            {
+                "repo": r["repo"],
+                "number": r["number"],
+                "state": "merged" if r["is_merged"] else ("draft" if r["is_draft"] else "open"),
+                "title": one_line(r["title"]),
+                "url": r["url"],
+                "author": r["author_login"],
+                "trust": r["author_trust"],
+                "date": stamps.date(r["updated_at"]),
+                "age": stamps.age(r["updated_at"]),
+            }
+            for r in rows
+        ],
+    }
