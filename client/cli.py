@@ -145,12 +145,25 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
     s = verbs.add_parser("search", help="ranked search over issues, PRs and comments")
-    s.add_argument("text", type=_query, help="words, an error line, a path")
+    s.add_argument(
+        "text", type=_query, nargs="?", default="", help="words, an error line, a pasted traceback"
+    )
     s.add_argument("--repo", type=_repo, help="owner/name")
     s.add_argument("--limit", type=_limit, default=10, help="hits, 1-10 (default 10)")
     s.add_argument("--trust", choices=["authoritative", "reported", "machine"])
     s.add_argument("--state", choices=["open", "closed", "merged"])
     s.add_argument("--author", help="GitHub login")
+    s.add_argument("--file", action="append", default=[], help="threads that touched this path")
+    s.add_argument("--error", action="append", default=[], help="threads carrying this error")
+    s.add_argument("--test", action="append", default=[], help="threads naming this test id")
+    s.add_argument("--symbol", action="append", default=[], help="threads naming this symbol")
+    s.add_argument(
+        "--kind",
+        choices=["failure", "rationale", "precedent"],
+        help="the question's kind: sets the trust floor (rationale: authoritative only) and "
+        "caps precedent at 5",
+    )
+    s.add_argument("--since", help="documents from this date on, YYYY-MM-DD")
     s.add_argument("--json", action="store_true", help="the daemon's page as JSON")
     s.add_argument("--compact", action="store_true", help="drop the envelope's notice line")
 
@@ -281,6 +294,12 @@ def main(
                 "trust": args.trust,
                 "state": args.state,
                 "author": args.author,
+                "file": args.file,
+                "error": args.error,
+                "test": args.test,
+                "symbol": args.symbol,
+                "kind": args.kind,
+                "since": args.since,
             }
             page = transport.get(api, "search", params, token=token)
             text = render.enveloped(page, render.search_page(page), compact=args.compact)
@@ -314,4 +333,10 @@ def main(
 
 
 def entry() -> None:
-    sys.exit(main())
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:  # `relore ... | head`: the reader had enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = ExitStatus.OK
+    sys.exit(code)

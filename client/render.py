@@ -30,7 +30,8 @@ def _state(hit: dict) -> str:
 def search_page(page: dict) -> str:
     lines: list[str] = []
     filters = ", ".join(f"{k}={v}" for k, v in page.get("filters", {}).items())
-    head = f"search {page['query']!r}"
+    shown = " ".join(page["query"].split())
+    head = f"search {shown[:80] + '…' if len(shown) > 80 else shown!r}"
     if filters:
         head += f" [{filters}]"
     head += f": {page['returned']} of {page['total']}"
@@ -39,6 +40,12 @@ def search_page(page: dict) -> str:
             f" ({page['matches']} matching documents, at most {page['per_thread_cap']} per thread)"
         )
     lines.append(head)
+    if page.get("expanded"):
+        legs = ", ".join(f"{leg['leg']} ({leg['returned']})" for leg in page.get("legs", []))
+        lines.append(f"expanded a traceback into legs, merged: {legs}")
+    if page.get("normalized_filters"):
+        shown = "; ".join(f"{k}: {', '.join(v)}" for k, v in page["normalized_filters"].items())
+        lines.append(f"filters as the index holds them: {shown}")
     if page.get("widened"):
         lines.append(
             "widened: no document carries every term; showing documents ranked by how many "

@@ -31,6 +31,17 @@ class BadQuery(ValueError):
     """A request we will not run, with what is wrong with it."""
 
 
+KINDS = ("failure", "rationale", "precedent")
+# What a kind of question may be answered from (machine text only ever by name, trust=machine)
+KIND_TRUST = {
+    "failure": ("authoritative", "reported"),
+    "rationale": ("authoritative",),
+    "precedent": ("authoritative", "reported"),
+}
+PRECEDENT_LIMIT = 5
+SIGNALS = ("file", "error", "test", "symbol")
+
+
 @dataclass(frozen=True)
 class SearchRequest:
     text: str
@@ -39,19 +50,50 @@ class SearchRequest:
     trust: str | None = None
     state: str | None = None
     author: str | None = None
+    kind: str | None = None
+    since: str | None = None
     terms: tuple[str, ...] = field(default=())
+    file: tuple[str, ...] = ()
+    error: tuple[str, ...] = ()
+    test: tuple[str, ...] = ()
+    symbol: tuple[str, ...] = ()
+
+    @property
+    def has_signals(self) -> bool:
+        return any(getattr(self, name) for name in SIGNALS)
+
+    def trust_tiers(self) -> list[str]:
+        if self.trust:
+            return [self.trust]
+        return list(KIND_TRUST.get(self.kind or "failure"))
 
     def filters(self) -> dict:
-        return {
+        plain = {
             k: v
             for k, v in (
                 ("repo", self.repo),
                 ("trust", self.trust),
                 ("state", self.state),
                 ("author", self.author),
+                ("kind", self.kind),
+                ("since", self.since),
             )
             if v
         }
+        plain.update({name: list(getattr(self, name)) for name in SIGNALS if getattr(self, name)})
+        return plain
+
+
+def _many(params, name: str) -> tuple[str, ...]:
+    getter = getattr(params, "getlist", None)
+    values = getter(name) if getter else ([params[name]] if params.get(name) else [])
+    cleaned = tuple(dict.fromkeys(v.strip() for v in values if v and v.strip()))
+    if len(cleaned) > 5:
+        raise BadQuery(f"at most 5 --{name} values")
+    for value in cleaned:
+        if len(value) > MAX_QUERY_CHARS or "\x00" in value:
+            raise BadQuery(f"--{name} is at most {MAX_QUERY_CHARS} characters, without NUL")
+    return cleaned
 
 
 def parse_request(params) -> SearchRequest:
@@ -61,8 +103,9 @@ def parse_request(params) -> SearchRequest:
     if len(text) > MAX_QUERY_CHARS:
         raise BadQuery(f"the query is {len(text)} characters; at most {MAX_QUERY_CHARS}")
     terms = tuple(dict.fromkeys(t.lower() for t in _TERM_RE.findall(text)))[:MAX_TERMS]
-    if not terms:
-        raise BadQuery("the query has no searchable words")
+    signals = {name: _many(params, name) for name in SIGNALS}
+    if not terms and not any(signals.values()):
+        raise BadQuery("the query has no searchable words (and no --file/--error/--test/--symbol)")
     try:
         limit = int(params.get("limit", MAX_LIMIT))
     except ValueError as exc:
@@ -75,6 +118,14 @@ def parse_request(params) -> SearchRequest:
     state = params.get("state") or None
     if state is not None and state not in ("open", "closed", "merged"):
         raise BadQuery("state must be open, closed or merged")
+    kind = params.get("kind") or None
+    if kind is not None and kind not in KINDS:
+        raise BadQuery(f"kind must be one of {', '.join(KINDS)}")
+    if kind == "precedent":
+        limit = min(limit, PRECEDENT_LIMIT)
+    since = params.get("since") or None
+    if since is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", since):
+        raise BadQuery("since must be a date, YYYY-MM-DD")
     return SearchRequest(
         text=text,
         repo=params.get("repo") or None,
@@ -82,25 +133,55 @@ def parse_request(params) -> SearchRequest:
         trust=trust,
         state=state,
         author=params.get("author") or None,
+        kind=kind,
+        since=since,
         terms=terms,
+        **signals,
     )
 
 
 # Shared by both passes: the admissible documents. Machine-authored text is only ever read
-# when asked for by name (trust=machine); it is never a lowered floor.
+# when asked for by name (trust=machine); it is never a lowered floor. Signal filters use
+# values already put through the models' own normalizer functions, so both sides agree.
 _ADMISSIBLE = """
     not d.is_deleted
+    and d.trust_tier = any(%(tiers)s)
     and (%(repo)s::text is null or lower(d.repo) = lower(%(repo)s))
     and (%(author)s::text is null or lower(d.author_login) = lower(%(author)s))
-    and (
-        (%(trust)s::text is null and d.trust_tier <> 'machine')
-        or d.trust_tier = %(trust)s
-    )
+    and (%(since)s::date is null or d.created_at >= %(since)s::date)
     and (
         %(state)s::text is null
         or (%(state)s = 'merged' and t.is_merged)
         or (%(state)s <> 'merged' and t.state = %(state)s)
     )
+    and (%(files)s::text[] is null or exists (
+        select 1 from marts.thread_files as f
+        where f.repo_id = d.repo_id and f.thread_number = d.thread_number
+            and (f.path = any(%(files)s) or exists (
+                -- either side may be the longer: an absolute path from a traceback, a
+                -- relative one in the index, or the other way round
+                select 1 from unnest(%(files)s::text[]) as wanted (path)
+                where f.path like '%%/' || wanted.path or wanted.path like '%%/' || f.path
+            ))
+    ))
+    and (%(errors)s::text[] is null or exists (
+        select 1 from marts.thread_errors as e
+        where e.repo_id = d.repo_id and e.thread_number = d.thread_number
+            and e.normal_form = any(%(errors)s)
+    ))
+    and (%(tests)s::text[] is null or exists (
+        select 1 from marts.thread_tests as x
+        where x.repo_id = d.repo_id and x.thread_number = d.thread_number
+            and (x.test_id = any(%(tests)s) or x.test_name = any(%(tests)s))
+    ))
+    and (%(symbols)s::text[] is null or exists (
+        select 1 from marts.thread_symbols as y
+        where y.repo_id = d.repo_id and y.thread_number = d.thread_number
+            and (y.symbol = any(%(symbols)s) or exists (
+                select 1 from unnest(%(symbols)s::text[]) as wanted (symbol)
+                where y.symbol like '%%.' || wanted.symbol
+            ))
+    ))
 """
 
 _SELECT_PAGE = """
@@ -123,12 +204,15 @@ page as (
 select
     p.repo, p.thread_number as number, p.kind, p.state, p.is_merged, p.title, p.url,
     p.document_id, p.document_kind, p.author_login as author, p.trust_tier as trust,
-    p.created_at, p.score, p.total, p.matches, p.matched_terms,
+    p.created_at, p.score, p.total, p.matches, p.matched_terms, p.path,
     left(
-        ts_headline(
-            'english', p.body_text, p.query,
-            'MaxFragments=2, MaxWords=40, MinWords=12, StartSel="", StopSel="", '
-            'FragmentDelimiter=" … "'
+        coalesce(
+            ts_headline(
+                'english', p.body_text, p.query,
+                'MaxFragments=2, MaxWords=40, MinWords=12, StartSel="", StopSel="", '
+                'FragmentDelimiter=" … "'
+            ),
+            p.body_text
         ),
         %(snippet_chars)s
     ) as snippet
@@ -136,20 +220,29 @@ from page as p
 order by p.score desc, p.created_at desc, p.document_id
 """
 
+_COLUMNS = """
+        d.repo_id, d.repo, d.thread_number, d.document_id, d.document_kind, d.author_login,
+        d.trust_tier, d.created_at, d.body_text, d.url, d.path, t.kind, t.state, t.is_merged,
+        t.title, q.query,
+"""
+
+# A query with no words (filters alone) ranks what the filters admit by recency.
 _STRICT = (
     """
-with q as (select plainto_tsquery('english', %(text)s) as query),
+with q as (
+    select case when %(text)s = '' then null else plainto_tsquery('english', %(text)s) end
+        as query
+),
 scored as (
-    select
-        d.repo_id, d.repo, d.thread_number, d.document_id, d.document_kind, d.author_login,
-        d.trust_tier, d.created_at, d.body_text, d.url, t.kind, t.state, t.is_merged, t.title,
-        q.query,
+    select"""
+    + _COLUMNS
+    + """
         %(n_terms)s as matched_terms,
-        ts_rank_cd(d.search_vector, q.query, 32) as score
+        coalesce(ts_rank_cd(d.search_vector, q.query, 32), 0) as score
     from marts.documents as d
     join marts.threads as t on t.repo_id = d.repo_id and t.number = d.thread_number
     cross join q
-    where d.search_vector @@ q.query and """
+    where (q.query is null or d.search_vector @@ q.query) and """
     + _ADMISSIBLE
     + ")"
     + _SELECT_PAGE
@@ -167,10 +260,9 @@ q as (
     from term
 ),
 scored as (
-    select
-        d.repo_id, d.repo, d.thread_number, d.document_id, d.document_kind, d.author_login,
-        d.trust_tier, d.created_at, d.body_text, d.url, t.kind, t.state, t.is_merged, t.title,
-        q.query,
+    select"""
+    + _COLUMNS
+    + """
         (select count(*) from unnest(q.parts) as part where d.search_vector @@ part)
             as matched_terms,
         -- coverage decides; density only breaks ties between equal coverage
@@ -184,6 +276,38 @@ scored as (
     + ")"
     + _SELECT_PAGE
 )
+
+# The caller's filter values through the models' own normalizers (one rule, both sides).
+_NORMALIZE = """
+select
+    (select array_agg(distinct n.x)
+     from unnest(%(file)s::text[]) as v (raw),
+          lateral (select marts.relore_path_normal_form(v.raw) as x) as n
+     where n.x is not null) as files,
+    (select array_agg(distinct coalesce(l.normal_form, marts.relore_error_normal_form(v.raw)))
+     from unnest(%(error)s::text[]) as v (raw)
+     left join lateral marts.relore_error_lines(v.raw) as l on true) as errors,
+    (select array_agg(distinct marts.relore_test_id_form(v.raw))
+     from unnest(%(test)s::text[]) as v (raw)) as tests,
+    (select array_agg(distinct coalesce(marts.relore_symbol_form(v.raw), v.raw))
+     from unnest(%(symbol)s::text[]) as v (raw)) as symbols
+"""
+
+# What a pasted traceback holds, by the same functions the signals were extracted with.
+_LEGS = """
+select
+    array(select distinct e.normal_form from marts.relore_error_lines(%(t)s) as e
+          where e.normal_form is not null) as errors,
+    array(select distinct x.test_id from marts.relore_test_ids(%(t)s) as x) as tests,
+    array(select p from marts.relore_prose_paths(%(t)s) as p limit 5) as files
+"""
+_FRAME = re.compile(r'^\s*(File "|at |\s{2,}\S|Traceback \(most recent call last\))')
+_ERRORISH = re.compile(r"^\s*(E\s+)?[\w.]*(Error|Exception)\b.*:|Traceback \(most recent", re.M)
+RRF_K = 10
+
+
+def looks_like_a_traceback(text: str) -> bool:
+    return text.count("\n") >= 1 and bool(_ERRORISH.search(text))
 
 
 def _hit(row: dict) -> dict:
@@ -202,32 +326,60 @@ def _hit(row: dict) -> dict:
         "age": stamps.age(row["created_at"]),
         "score": round(float(row["score"]), 4),
         "matched_terms": int(row["matched_terms"]),
+        **({"path": row["path"]} if row.get("path") else {}),
         "snippet": quote(row["snippet"]),
     }
 
 
-async def search(conn: AsyncConnection, request: SearchRequest) -> dict:
+async def _normalized(cur, request: SearchRequest) -> dict:
+    if not request.has_signals:
+        return {"files": None, "errors": None, "tests": None, "symbols": None}
+    await cur.execute(
+        _NORMALIZE,
+        {name: list(getattr(request, name)) for name in SIGNALS},
+    )
+    row = await cur.fetchone()
+    # a filter whose every value normalizes to nothing still filters (to nothing), honestly
+    return {
+        key: (row[key] or ["\x01unmatchable"]) if getattr(request, name) else None
+        for key, name in (
+            ("files", "file"),
+            ("errors", "error"),
+            ("tests", "test"),
+            ("symbols", "symbol"),
+        )
+    }
+
+
+async def _run(cur, request: SearchRequest) -> tuple[list[dict], bool, dict]:
+    """One search: the strict conjunction, then (only if empty) the widened disjunction."""
+    normalized = await _normalized(cur, request)
     params = {
         "text": " ".join(request.terms),
         "terms": list(request.terms),
         "n_terms": len(request.terms),
         "repo": request.repo,
         "author": request.author,
-        "trust": request.trust,
+        "tiers": request.trust_tiers(),
         "state": request.state,
+        "since": request.since,
         "limit": request.limit,
         "per_thread": PER_THREAD,
         "snippet_chars": SNIPPET_CHARS,
+        **normalized,
     }
+    await cur.execute(_STRICT, params)
+    rows = await cur.fetchall()
     widened = False
-    async with conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(_STRICT, params)
+    if not rows and len(request.terms) > 1:
+        widened = True
+        await cur.execute(_WIDENED, params)
         rows = await cur.fetchall()
-        if not rows and len(request.terms) > 1:
-            widened = True
-            await cur.execute(_WIDENED, params)
-            rows = await cur.fetchall()
-    return {
+    return rows, widened, normalized
+
+
+def _page(request: SearchRequest, rows: list[dict], widened: bool, normalized: dict) -> dict:
+    page = {
         "query": request.text,
         "terms": list(request.terms),
         "filters": request.filters(),
@@ -236,5 +388,104 @@ async def search(conn: AsyncConnection, request: SearchRequest) -> dict:
         "total": int(rows[0]["total"]) if rows else 0,
         "matches": int(rows[0]["matches"]) if rows else 0,
         "per_thread_cap": PER_THREAD,
+        "trust_floor": request.trust_tiers(),
         "hits": [_hit(r) for r in rows],
+    }
+    applied = {k: v for k, v in normalized.items() if v}
+    if applied:
+        page["normalized_filters"] = applied
+    return page
+
+
+async def _legs(cur, request: SearchRequest) -> list[tuple[str, SearchRequest]]:
+    """A pasted traceback, split into what the index holds signals for, plus its prose."""
+    await cur.execute(_LEGS, {"t": request.text})
+    found = await cur.fetchone()
+    prose = " ".join(line for line in request.text.splitlines() if not _FRAME.match(line))
+    prose_terms = tuple(dict.fromkeys(t.lower() for t in _TERM_RE.findall(prose)))[:12]
+    base = {
+        "repo": request.repo, "limit": MAX_LIMIT, "trust": request.trust,
+        "state": request.state, "author": request.author, "kind": request.kind,
+        "since": request.since,
+    }  # fmt: skip
+    legs = []
+    if found["errors"]:
+        legs.append(("error", SearchRequest(text="", error=tuple(found["errors"][:5]), **base)))
+    if found["tests"]:
+        legs.append(("test", SearchRequest(text="", test=tuple(found["tests"][:5]), **base)))
+    if found["files"]:
+        legs.append(
+            (
+                "file",
+                SearchRequest(text=prose, terms=prose_terms, file=tuple(found["files"]), **base),
+            )
+        )
+    legs.append(("text", SearchRequest(text=prose, terms=prose_terms, **base)))
+    return legs
+
+
+async def search(conn: AsyncConnection, request: SearchRequest) -> dict:
+    async with conn.cursor(row_factory=dict_row) as cur:
+        if not request.has_signals and looks_like_a_traceback(request.text):
+            return await _expanded(cur, request)
+        rows, widened, normalized = await _run(cur, request)
+    return _page(request, rows, widened, normalized)
+
+
+async def _expanded(cur, request: SearchRequest) -> dict:
+    """Each leg searched on its own, merged by reciprocal rank: a document found by several
+    legs rises; the per-thread cap and the page cap apply to the merged list."""
+    fused: dict[str, dict] = {}
+    report = []
+    for name, leg in await _legs(cur, request):
+        if not leg.terms and not leg.has_signals:
+            continue
+        rows, widened, normalized = await _run(cur, leg)
+        report.append(
+            {
+                "leg": name,
+                "returned": len(rows),
+                "widened": widened,
+                **(
+                    {"filters": {k: v for k, v in normalized.items() if v}}
+                    if leg.has_signals
+                    else {}
+                ),
+                **({"terms": list(leg.terms)} if leg.terms else {}),
+            }
+        )
+        for rank, row in enumerate(rows, 1):
+            entry = fused.setdefault(row["document_id"], {"row": row, "rrf": 0.0, "legs": []})
+            entry["rrf"] += 1.0 / (RRF_K + rank)
+            entry["legs"].append(name)
+    ranked = sorted(fused.values(), key=lambda e: (-len(e["legs"]), -e["rrf"]))
+    per_thread: dict[tuple, int] = {}
+    chosen = []
+    for entry in ranked:
+        key = (entry["row"]["repo"], entry["row"]["number"])
+        if per_thread.get(key, 0) >= PER_THREAD:
+            continue
+        per_thread[key] = per_thread.get(key, 0) + 1
+        chosen.append(entry)
+    total = len(chosen)
+    chosen = chosen[: request.limit]
+    hits = []
+    for entry in chosen:
+        hit = _hit(entry["row"])
+        hit["score"] = round(entry["rrf"], 4)
+        hit["legs"] = entry["legs"]
+        hits.append(hit)
+    return {
+        "query": request.text,
+        "terms": list(request.terms),
+        "filters": request.filters(),
+        "expanded": True,
+        "legs": report,
+        "widened": any(leg["widened"] for leg in report),
+        "returned": len(hits),
+        "total": total,
+        "matches": len(fused),
+        "per_thread_cap": PER_THREAD,
+        "trust_floor": request.trust_tiers(),
+        "hits": hits,
     }

@@ -509,3 +509,75 @@ def test_relore_thread_and_inflight_render_over_real_http(daemon, world):
     assert code == 0 and json.loads(text)["thread"]["number"] == issue
     code, _, err = _relore(daemon, "thread", "12")
     assert code == client_cli.ExitStatus.USAGE and "--repo" in err
+
+
+def _one(slice_db, sql: str):
+    with psycopg.connect(slice_db["url"]) as conn:
+        return conn.execute(sql).fetchone()
+
+
+def test_error_filter_normalizes_the_callers_line_like_the_index_did(api, slice_db):
+    normal, number = _one(
+        slice_db, "select normal_form, thread_number from marts.thread_errors limit 1"
+    )
+    pasted = normal.replace("N", "4242") if "N" in normal else normal
+    page = api.get("/api/v1/search", params={"error": pasted, "repo": REPO}).json()
+    assert page["normalized_filters"]["errors"] == [normal]
+    with psycopg.connect(slice_db["url"]) as conn:
+        carriers = {
+            r[0]
+            for r in conn.execute(
+                "select thread_number from marts.thread_errors where normal_form = %s", (normal,)
+            )
+        }
+    assert page["hits"] and {h["number"] for h in page["hits"]} <= carriers
+    assert number in carriers
+
+
+def test_file_filter_matches_an_absolute_path_against_the_indexed_relative_one(api, world):
+    pr = next(n for n in world.pull_numbers() if world.pull_files(n))
+    path = world.pull_files(pr)[0]["filename"]
+    page = api.get(
+        "/api/v1/search", params={"file": f"/home/someone/checkout/{path}", "repo": REPO}
+    ).json()
+    assert pr in {h["number"] for h in page["hits"]}
+
+
+def test_zero_page_echoes_the_filters_that_zeroed_it(api):
+    page = api.get(
+        "/api/v1/search",
+        params={"q": "error", "error": "NoSuchThingError: never raised", "repo": REPO},
+    ).json()
+    assert page["returned"] == 0
+    assert page["filters"]["error"] == ["NoSuchThingError: never raised"]
+
+
+def test_pasted_traceback_is_split_into_legs_and_merged(api, slice_db):
+    body, number = _one(
+        slice_db,
+        "select d.body_text, d.thread_number from marts.documents as d "
+        "join marts.thread_errors as e on e.repo_id = d.repo_id "
+        "and e.thread_number = d.thread_number "
+        "where d.body_text like '%%Traceback (most recent call last)%%' and not d.is_deleted "
+        "and d.trust_tier <> 'machine' limit 1",
+    )
+    start = body.index("Traceback (most recent call last)")
+    pasted = body[start : start + 1500]
+    page = api.get("/api/v1/search", params={"q": pasted, "repo": REPO}).json()
+    assert page["expanded"] is True
+    assert {leg["leg"] for leg in page["legs"]} >= {"error", "text"}
+    assert page["returned"] <= 10
+    assert number in {h["number"] for h in page["hits"]}
+    assert all(h["legs"] for h in page["hits"])
+
+
+def test_kind_sets_the_trust_floor_and_precedent_caps_at_five(api):
+    rationale = api.get(
+        "/api/v1/search", params={"q": "the", "repo": REPO, "kind": "rationale"}
+    ).json()
+    assert rationale["trust_floor"] == ["authoritative"]
+    assert all(h["trust"] == "authoritative" for h in rationale["hits"])
+    precedent = api.get(
+        "/api/v1/search", params={"q": "error", "repo": REPO, "kind": "precedent", "limit": 10}
+    ).json()
+    assert precedent["returned"] <= 5
