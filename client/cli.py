@@ -135,6 +135,14 @@ def _session(value: str) -> str:
     return value
 
 
+def _page_flags(parser: argparse.ArgumentParser) -> None:
+    """The two output flags every daemon verb takes."""
+    parser.add_argument("--json", action="store_true", help="the daemon's page as JSON")
+    parser.add_argument(
+        "--compact", action="store_true", help="drop the envelope's notice line (marks stay)"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="relore",
@@ -164,13 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
         "caps precedent at 5",
     )
     s.add_argument("--since", help="documents from this date on, YYYY-MM-DD")
-    s.add_argument("--json", action="store_true", help="the daemon's page as JSON")
-    s.add_argument("--compact", action="store_true", help="drop the envelope's notice line")
+    _page_flags(s)
 
     st = verbs.add_parser("status", help="what the index holds")
     st.add_argument("--repo", type=_repo, help="owner/name")
-    st.add_argument("--json", action="store_true", help="the daemon's page as JSON")
-    st.add_argument("--compact", action="store_true", help="drop the envelope's notice line")
+    _page_flags(st)
 
     ru = verbs.add_parser(
         "rules",
@@ -188,8 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("--max-tokens", type=_max_tokens, help="stop at this many tokens (>= 100)")
     ru.add_argument("--refresh", action="store_true", help="send again what this session was sent")
     ru.add_argument("--session", type=_session, help="session id (default: see above)")
-    ru.add_argument("--json", action="store_true", help="the daemon's page as JSON")
-    ru.add_argument("--compact", action="store_true", help="drop the envelope's notice line")
+    _page_flags(ru)
 
     # The code lens: offline over the caller's own tree, never the daemon.
     th = verbs.add_parser(
@@ -208,16 +213,14 @@ def build_parser() -> argparse.ArgumentParser:
     th.add_argument("--after", metavar="ID", help="the comments after this one, in order")
     th.add_argument("--focus", metavar="TEXT", help="order the page by these words")
     th.add_argument("--limit", type=_limit, default=10, help="comments per page, 1-10")
-    th.add_argument("--json", action="store_true", help="the daemon's page as JSON")
-    th.add_argument("--compact", action="store_true", help="drop the envelope's notice line")
+    _page_flags(th)
 
     inf = verbs.add_parser(
         "inflight", help="open and merged pull requests that claim to close an issue"
     )
     inf.add_argument("ref", type=_thread_ref, help="owner/name#N, or N with --repo")
     inf.add_argument("--repo", type=_repo, help="owner/name (when REF is a bare number)")
-    inf.add_argument("--json", action="store_true", help="the daemon's page as JSON")
-    inf.add_argument("--compact", action="store_true", help="drop the envelope's notice line")
+    _page_flags(inf)
 
     m = verbs.add_parser("map", help="the tree's defined names, ranked (offline, tree-sitter)")
     m.add_argument("path", nargs="?", default=".", help="directory or file (default .)")
