@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 import psycopg
@@ -61,3 +62,46 @@ def finish_run(
             """,
             (status, requests, rows_seen, rows_written, error, repo_id, run_id),
         )
+
+
+def mark_and_done(
+    conn: psycopg.Connection, repo_id: int, pass_name: str
+) -> tuple[datetime | None, set[int]]:
+    """The mark, and the threads already committed at exactly that second: a thread-level
+    pass re-reads the mark's second (nothing sharing it is skipped) but not those."""
+    row = conn.execute(
+        "select high_water, cursor from ops.checkpoints where repo_id = %s and pass_name = %s",
+        (repo_id, pass_name),
+    ).fetchone()
+    if not row:
+        return None, set()
+    done = set(json.loads(row[1])) if row[1] and row[1].startswith("[") else set()
+    return row[0], done
+
+
+def advance_threads(
+    cur: psycopg.Cursor, repo_id: int, pass_name: str, mark: datetime, numbers: list[int]
+) -> None:
+    """Move the mark, remembering which threads were committed at the mark's second."""
+    cur.execute(
+        """
+        insert into ops.checkpoints (repo_id, pass_name, high_water, cursor)
+        values (%(r)s, %(p)s, %(m)s, %(c)s)
+        on conflict (repo_id, pass_name) do update
+            set cursor = case
+                    when excluded.high_water > ops.checkpoints.high_water
+                        or ops.checkpoints.high_water is null then excluded.cursor
+                    when excluded.high_water = ops.checkpoints.high_water then (
+                        select jsonb_agg(distinct n order by n)::text
+                        from jsonb_array_elements(
+                            coalesce(nullif(ops.checkpoints.cursor, ''), '[]')::jsonb
+                            || excluded.cursor::jsonb
+                        ) as n
+                    )
+                    else ops.checkpoints.cursor
+                end,
+                high_water = greatest(ops.checkpoints.high_water, excluded.high_water),
+                updated_at = clock_timestamp()
+        """,
+        {"r": repo_id, "p": pass_name, "m": mark, "c": json.dumps(sorted(numbers))},
+    )

@@ -107,8 +107,9 @@ def run_reviews(
     repo: Repo,
     progress: Callable[[str], None] = lambda _: None,
 ) -> ReviewsResult:
-    result = ReviewsResult(high_water=checkpoints.high_water(conn, repo.repo_id, PASS_NAME))
-    todo = prs_since(conn, repo, result.high_water)
+    mark, done = checkpoints.mark_and_done(conn, repo.repo_id, PASS_NAME)
+    result = ReviewsResult(high_water=mark)
+    todo = [(n, t) for n, t in prs_since(conn, repo, mark) if not (t == mark and n in done)]
     for start in range(0, len(todo), BATCH):
         batch = todo[start : start + BATCH]
         try:
@@ -120,7 +121,9 @@ def run_reviews(
         mark = max(updated for _, updated in batch)
         with conn.transaction(), conn.cursor() as cur:
             result.written += land(cur, repo, PASS_NAME, objects)
-            checkpoints.advance(cur, repo.repo_id, PASS_NAME, mark)
+            checkpoints.advance_threads(
+                cur, repo.repo_id, PASS_NAME, mark, [n for n, t in batch if t == mark]
+            )
         result.prs += len(batch)
         result.high_water = mark
         progress(f"reviews: {result.prs}/{len(todo)} PRs, {result.written} written")

@@ -112,11 +112,16 @@ def _thread_step(
     checkpointed: bool = True,
 ) -> StepReport:
     """Threads fetched concurrently, landed in order; the mark moves per committed thread."""
+    if checkpointed:
+        mark, done = checkpoints.mark_and_done(conn, repo.repo_id, pass_name)
+        todo = [(n, t) for n, t in todo if not (t == mark and n in done)]
     marks = dict(todo)
 
     def committed(cur, fetched):
         if checkpointed:
-            checkpoints.advance(cur, repo.repo_id, pass_name, marks[fetched.number])
+            checkpoints.advance_threads(
+                cur, repo.repo_id, pass_name, marks[fetched.number], [fetched.number]
+            )
 
     result = threads.run_threads(
         conn,
