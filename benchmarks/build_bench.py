@@ -96,7 +96,7 @@ def sizes(url: str, threads: int) -> list[dict]:
             """
             select n.nspname || '.' || c.relname, pg_total_relation_size(c.oid)
             from pg_class c join pg_namespace n on n.oid = c.relnamespace
-            where c.relkind = 'r' and n.nspname in ('raw', 'marts')
+            where c.relkind = 'r' and n.nspname in ('raw', 'staging', 'marts')
             order by 2 desc
             """
         ).fetchall()

@@ -39,6 +39,7 @@ class Settings:
     pool_min: int = 1
     pool_max: int = 4
     statement_timeout_ms: int = 10_000
+    work_mem_mb: int = 32
 
 
 def _json(payload: dict, status_code: int = 200) -> Response:
@@ -225,6 +226,8 @@ def create_app(settings: Settings) -> Starlette:
     async def configure(conn: psycopg.AsyncConnection) -> None:
         await conn.set_autocommit(True)
         await conn.execute(f"set statement_timeout = {int(settings.statement_timeout_ms)}")
+        # ranking sorts every match before the caps apply: keep those sorts in memory
+        await conn.execute(f"set work_mem = '{int(settings.work_mem_mb)}MB'")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
