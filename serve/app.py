@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from relore.client import wire
 from relore.client.version import __version__
-from relore.serve import auth, envelope, labels
+from relore.serve import auth, envelope, labels, openapi
 from relore.serve import search as search_mod
 from relore.serve import status as status_mod
 from relore.serve import thread as thread_mod
@@ -204,6 +204,10 @@ async def label_endpoint(request: Request) -> Response:
     return _json({"recorded": True, "at": record["at"]}, 201)
 
 
+async def openapi_endpoint(request: Request) -> Response:
+    return _json(openapi.document())
+
+
 async def health_endpoint(request: Request) -> Response:
     try:
         async with _pool(request).connection(timeout=5) as conn:
@@ -251,6 +255,7 @@ def create_app(settings: Settings) -> Starlette:
         Route(f"{wire.API_PREFIX}/label", label_endpoint, methods=["POST"]),
         Route(f"{wire.API_PREFIX}/thread", thread_endpoint),
         Route(f"{wire.API_PREFIX}/inflight", inflight_endpoint),
+        Route(f"{wire.API_PREFIX}/openapi.json", openapi_endpoint),
         *rules_routes.routes(wire.API_PREFIX),
         Route("/healthz", health_endpoint),
     ]

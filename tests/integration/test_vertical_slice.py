@@ -581,3 +581,9 @@ def test_kind_sets_the_trust_floor_and_precedent_caps_at_five(api):
         "/api/v1/search", params={"q": "error", "repo": REPO, "kind": "precedent", "limit": 10}
     ).json()
     assert precedent["returned"] <= 5
+
+
+def test_openapi_document_is_served_and_names_this_version(api):
+    doc = api.get("/api/v1/openapi.json").json()
+    assert doc["info"]["version"] == __version__
+    assert "/api/v1/search" in doc["paths"]
