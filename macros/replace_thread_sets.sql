@@ -90,7 +90,7 @@ delete from {{ target }} as target
 {%- endmacro %}
 
 {#- config() for a signal mart keyed on (repo_id, thread_number, *key_columns). -#}
-{% macro signal_mart_config(key_columns, lookup_columns=[]) -%}
+{% macro signal_mart_config(key_columns, lookup_columns=[], watermark_inputs=[]) -%}
     {%- set indexes = [
         {'columns': ['repo_id', 'thread_number'] + key_columns, 'unique': True},
         {'columns': ['source_loaded_at']},
@@ -105,6 +105,8 @@ delete from {{ target }} as target
         'set_marker_column': key_columns[0],
         'on_schema_change': 'fail',
         'indexes': indexes,
+        'watermark_inputs': watermark_inputs,
+        'post_hook': ['{{ record_watermark() }}'],
     }) }}
 {%- endmacro %}
 
@@ -123,7 +125,7 @@ delete from {{ target }} as target
             from (
                 {{ thread_scope_changes(
                     [('documents', 'thread_number', 'source_loaded_at')] + extra_inputs,
-                    mart_since()
+                    signal_since()
                 ) }}
 {%- if extra_scope %}
                     union all

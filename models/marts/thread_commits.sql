@@ -1,4 +1,8 @@
-{{ config(**signal_mart_config(['sha', 'source'], ['sha'])) }}
+{{ config(**signal_mart_config(
+    ['sha', 'source'],
+    ['sha'],
+    watermark_inputs=[('threads', 'source_loaded_at')],
+)) }}
 
 -- Commits a thread names: its pull request's merge and head commits, review anchors'
 -- commit_id, and commit-looking hex in prose (relore_commit_shas: 40-hex, or 7-12 hex with a

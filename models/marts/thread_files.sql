@@ -1,4 +1,8 @@
-{{ config(**signal_mart_config(['path', 'source'], ['path'])) }}
+{{ config(**signal_mart_config(
+    ['path', 'source'],
+    ['path'],
+    watermark_inputs=[('stg_github__pull_files', 'loaded_at')],
+)) }}
 
 -- Files a thread touches or talks about, by provenance. GitHub's changed-file list and a
 -- review comment's own anchor are definitive and stored as GitHub wrote them (never through
