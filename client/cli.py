@@ -75,37 +75,27 @@ def _thread_params(args) -> dict:
     return params
 
 
-def _limit(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a whole number") from None
-    if not 1 <= n <= 10:
-        raise argparse.ArgumentTypeError("at most 10 hits per page, at least 1")
-    return n
+def _whole(low: int, high: int | None, what: str):
+    """An argparse type: a whole number in [low, high], refused with ``what`` otherwise."""
 
-
-def _rows(cap: int):
     def parse(value: str) -> int:
         try:
             n = int(value)
         except ValueError:
             raise argparse.ArgumentTypeError("expected a whole number") from None
-        if not 1 <= n <= cap:
-            raise argparse.ArgumentTypeError(f"at most {cap} rows per page, at least 1")
+        if n < low or (high is not None and n > high):
+            raise argparse.ArgumentTypeError(what)
         return n
 
     return parse
 
 
-def _offset(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a whole number") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError("expected 0 or more")
-    return n
+_limit = _whole(1, 10, "at most 10 hits per page, at least 1")
+_offset = _whole(0, None, "expected 0 or more")
+
+
+def _rows(cap: int):
+    return _whole(1, cap, f"at most {cap} rows per page, at least 1")
 
 
 def _task(value: str) -> str:
@@ -119,14 +109,7 @@ def _task(value: str) -> str:
     return value
 
 
-def _max_tokens(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a whole number") from None
-    if n < rules_mod.MIN_MAX_TOKENS:
-        raise argparse.ArgumentTypeError(f"at least {rules_mod.MIN_MAX_TOKENS}")
-    return n
+_max_tokens = _whole(rules_mod.MIN_MAX_TOKENS, None, f"at least {rules_mod.MIN_MAX_TOKENS}")
 
 
 def _session(value: str) -> str:
