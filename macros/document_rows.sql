@@ -29,34 +29,20 @@
     '<kind>:<source_id>:<chunk_index>' after it; source_document_id is always the former.
 -#}
 {% macro document_rows(scope=none) -%}
-    doc_heads as (
-        select * from {{ ref('stg_github__issues') }} as issues
+{%- set inputs = [
+    ('doc_heads', 'stg_github__issues', 'issues', 'number'),
+    ('doc_issue_comments', 'stg_github__issue_comments', 'comments', 'thread_number'),
+    ('doc_review_comments', 'stg_github__review_comments', 'comments', 'thread_number'),
+    ('doc_reviews', 'stg_github__reviews', 'reviews', 'thread_number'),
+] %}
+{%- for cte, model, alias, number in inputs %}
+{{ cte }} as (
+        select * from {{ ref(model) }} as {{ alias }}
 {%- if scope %}
-            where {{ in_thread_scope(scope, 'issues', 'number') }}
+            where {{ in_thread_scope(scope, alias, number) }}
 {%- endif %}
     ),
-
-    doc_issue_comments as (
-        select * from {{ ref('stg_github__issue_comments') }} as comments
-{%- if scope %}
-            where {{ in_thread_scope(scope, 'comments') }}
-{%- endif %}
-    ),
-
-    doc_review_comments as (
-        select * from {{ ref('stg_github__review_comments') }} as comments
-{%- if scope %}
-            where {{ in_thread_scope(scope, 'comments') }}
-{%- endif %}
-    ),
-
-    doc_reviews as (
-        select * from {{ ref('stg_github__reviews') }} as reviews
-{%- if scope %}
-            where {{ in_thread_scope(scope, 'reviews') }}
-{%- endif %}
-    ),
-
+{% endfor %}
     doc_permissions as (
         select * from {{ ref('stg_ops__collaborator_permissions') }}
     ),
