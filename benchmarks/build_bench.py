@@ -121,6 +121,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=50_000)
     parser.add_argument("--comments-per-thread", type=int, default=40)
     parser.add_argument("--change", type=float, default=0.01, help="share of threads edited")
+    parser.add_argument(
+        "--keep", action="store_true", help="leave the cluster running for search_latency.py"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="relore-build-"))
     paths = database.EmbeddedPaths(work / "pg")
@@ -155,9 +158,12 @@ def main() -> None:
         report["incremental_build"] = dbt_build(url, work)
         report["noop_build"] = dbt_build(url, work)
         report["sizes"] = sizes(url, args.threads)
+        if args.keep:
+            report["database_url"] = url
         print(json.dumps(report, indent=2))
     finally:
-        database.stop_embedded(paths)
+        if not args.keep:
+            database.stop_embedded(paths)
 
 
 if __name__ == "__main__":

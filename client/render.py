@@ -51,6 +51,11 @@ def search_page(page: dict) -> str:
             "widened: no document carries every term; showing documents ranked by how many "
             "of the terms they carry"
         )
+    if page.get("candidate_cap"):
+        lines.append(
+            f"ranked the first {page['candidate_cap']} matching documents found, not every "
+            "match: add a term or a filter to narrow"
+        )
     if not page["hits"]:
         lines.append("no matches" + (f" with filters {filters}" if filters else ""))
     for i, hit in enumerate(page["hits"], 1):

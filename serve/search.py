@@ -16,6 +16,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from relore.client import stamps
+from relore.serve import ranking
 from relore.serve.envelope import one_line, quote
 
 MAX_LIMIT = 10
@@ -140,143 +141,6 @@ def parse_request(params) -> SearchRequest:
     )
 
 
-# Shared by both passes: the admissible documents. Machine-authored text is only ever read
-# when asked for by name (trust=machine); it is never a lowered floor. Signal filters use
-# values already put through the models' own normalizer functions, so both sides agree.
-_ADMISSIBLE = """
-    not d.is_deleted
-    and d.trust_tier = any(%(tiers)s)
-    and (%(repo)s::text is null or lower(d.repo) = lower(%(repo)s))
-    and (%(author)s::text is null or lower(d.author_login) = lower(%(author)s))
-    and (%(since)s::date is null or d.created_at >= %(since)s::date)
-    and (
-        %(state)s::text is null
-        or (%(state)s = 'merged' and t.is_merged)
-        or (%(state)s <> 'merged' and t.state = %(state)s)
-    )
-    and (%(files)s::text[] is null or exists (
-        select 1 from marts.thread_files as f
-        where f.repo_id = d.repo_id and f.thread_number = d.thread_number
-            and (f.path = any(%(files)s) or exists (
-                -- either side may be the longer: an absolute path from a traceback, a
-                -- relative one in the index, or the other way round
-                select 1 from unnest(%(files)s::text[]) as wanted (path)
-                where f.path like '%%/' || wanted.path or wanted.path like '%%/' || f.path
-            ))
-    ))
-    and (%(errors)s::text[] is null or exists (
-        select 1 from marts.thread_errors as e
-        where e.repo_id = d.repo_id and e.thread_number = d.thread_number
-            and e.normal_form = any(%(errors)s)
-    ))
-    and (%(tests)s::text[] is null or exists (
-        select 1 from marts.thread_tests as x
-        where x.repo_id = d.repo_id and x.thread_number = d.thread_number
-            and (x.test_id = any(%(tests)s) or x.test_name = any(%(tests)s))
-    ))
-    and (%(symbols)s::text[] is null or exists (
-        select 1 from marts.thread_symbols as y
-        where y.repo_id = d.repo_id and y.thread_number = d.thread_number
-            and (y.symbol = any(%(symbols)s) or exists (
-                select 1 from unnest(%(symbols)s::text[]) as wanted (symbol)
-                where y.symbol like '%%.' || wanted.symbol
-            ))
-    ))
-"""
-
-_SELECT_PAGE = """
-, capped as (
-    select
-        s.*,
-        count(*) over () as matches,
-        row_number() over (
-            partition by s.repo_id, s.thread_number order by s.score desc, s.document_id
-        ) as thread_rank
-    from scored as s
-),
-page as (
-    select c.*, count(*) over () as total
-    from capped as c
-    where c.thread_rank <= %(per_thread)s
-    order by c.score desc, c.created_at desc, c.document_id
-    limit %(limit)s
-)
-select
-    p.repo, p.thread_number as number, p.kind, p.state, p.is_merged, p.title, p.url,
-    p.document_id, p.document_kind, p.author_login as author, p.trust_tier as trust,
-    p.created_at, p.score, p.total, p.matches, p.matched_terms, p.path,
-    left(
-        coalesce(
-            ts_headline(
-                'english', p.body_text, p.query,
-                'MaxFragments=2, MaxWords=40, MinWords=12, StartSel="", StopSel="", '
-                'FragmentDelimiter=" … "'
-            ),
-            p.body_text
-        ),
-        %(snippet_chars)s
-    ) as snippet
-from page as p
-order by p.score desc, p.created_at desc, p.document_id
-"""
-
-_COLUMNS = """
-        d.repo_id, d.repo, d.thread_number, d.document_id, d.document_kind, d.author_login,
-        d.trust_tier, d.created_at, d.body_text, d.url, d.path, t.kind, t.state, t.is_merged,
-        t.title, q.query,
-"""
-
-# A query with no words (filters alone) ranks what the filters admit by recency.
-_STRICT = (
-    """
-with q as (
-    select case when %(text)s = '' then null else plainto_tsquery('english', %(text)s) end
-        as query
-),
-scored as (
-    select"""
-    + _COLUMNS
-    + """
-        %(n_terms)s as matched_terms,
-        coalesce(ts_rank_cd(d.search_vector, q.query, 32), 0) as score
-    from marts.documents as d
-    join marts.threads as t on t.repo_id = d.repo_id and t.number = d.thread_number
-    cross join q
-    where (q.query is null or d.search_vector @@ q.query) and """
-    + _ADMISSIBLE
-    + ")"
-    + _SELECT_PAGE
-)
-
-_WIDENED = (
-    """
-with term as (
-    select plainto_tsquery('english', w) as query
-    from unnest(%(terms)s::text[]) as w
-    where numnode(plainto_tsquery('english', w)) > 0
-),
-q as (
-    select (string_agg(term.query::text, ' | '))::tsquery as query, array_agg(term.query) as parts
-    from term
-),
-scored as (
-    select"""
-    + _COLUMNS
-    + """
-        (select count(*) from unnest(q.parts) as part where d.search_vector @@ part)
-            as matched_terms,
-        -- coverage decides; density only breaks ties between equal coverage
-        (select count(*) from unnest(q.parts) as part where d.search_vector @@ part)
-            + ts_rank_cd(d.search_vector, q.query, 32) as score
-    from marts.documents as d
-    join marts.threads as t on t.repo_id = d.repo_id and t.number = d.thread_number
-    cross join q
-    where q.query is not null and d.search_vector @@ q.query and """
-    + _ADMISSIBLE
-    + ")"
-    + _SELECT_PAGE
-)
-
 # The caller's filter values through the models' own normalizers (one rule, both sides).
 _NORMALIZE = """
 select
@@ -366,14 +230,15 @@ async def _run(cur, request: SearchRequest) -> tuple[list[dict], bool, dict]:
         "limit": request.limit,
         "per_thread": PER_THREAD,
         "snippet_chars": SNIPPET_CHARS,
+        "cap": ranking.CANDIDATE_CAP,
         **normalized,
     }
-    await cur.execute(_STRICT, params)
+    await cur.execute(ranking.strict_sql(bool(request.terms)), params)
     rows = await cur.fetchall()
     widened = False
     if not rows and len(request.terms) > 1:
         widened = True
-        await cur.execute(_WIDENED, params)
+        await cur.execute(ranking.widened_sql(), params)
         rows = await cur.fetchall()
     return rows, widened, normalized
 
@@ -391,6 +256,8 @@ def _page(request: SearchRequest, rows: list[dict], widened: bool, normalized: d
         "trust_floor": request.trust_tiers(),
         "hits": [_hit(r) for r in rows],
     }
+    if page["matches"] >= ranking.CANDIDATE_CAP:
+        page["candidate_cap"] = ranking.CANDIDATE_CAP
     applied = {k: v for k, v in normalized.items() if v}
     if applied:
         page["normalized_filters"] = applied

@@ -1,0 +1,146 @@
+"""BM25 over the models' corpus statistics: what the ranking owes a reader, tested on a
+corpus small enough to reason about by hand, landed by the real writer and built by dbt."""
+
+from __future__ import annotations
+
+import asyncio
+
+import psycopg
+import pytest
+from fixtures import corpus_payloads as gh
+
+from relore.client import render
+from relore.extract import database
+from relore.extract.landing import RawObject, Repo, land
+from relore.serve import ranking, search
+
+REPO = Repo(4242, "acme/ranking")
+OWNER = gh.user("acme", 9000, "Organization")
+AUTHOR = gh.user("reporter", 9001)
+T0 = 1_700_000_000
+
+
+def _issue(number: int, title: str, body: str) -> RawObject:
+    payload = gh.issue(
+        REPO.full_name, number=number, issue_id=50_000 + number, title=title, body=body,
+        author=AUTHOR, association="NONE", labels=[], state="open", state_reason=None,
+        locked=False, assignees=[], milestone_obj=None, comments=0, created=T0 + number,
+        updated=T0 + number, closed=None, closed_by=None, reaction_counts={}, pull=None,
+        issue_type=None, sub_issues=(0, 0), parent=None,
+    )  # fmt: skip
+    return RawObject("issue", payload["id"], number, payload)
+
+
+def _land(url: str, objects: list[RawObject]) -> int:
+    with psycopg.connect(url, autocommit=True) as conn, conn.transaction(), conn.cursor() as cur:
+        return land(cur, REPO, "test", objects)
+
+
+# 40 issues say "timeout" over and over; one says "deadlock" once. No issue says both.
+FREQUENT = [
+    _issue(n, f"Report {n}", "The timeout fires. Another timeout, and a timeout again.")
+    for n in range(1, 41)
+]
+RARE = _issue(41, "Report 41", "A deadlock in the pool when two workers wait on each other.")
+
+
+@pytest.fixture(scope="module")
+def ranked_db(module_db_url, run_dbt, tmp_path_factory):
+    repository = gh.repository(REPO.full_name, REPO.repo_id, OWNER, T0, T0, 41)
+    _land(module_db_url, [RawObject("repository", REPO.repo_id, None, repository)])
+    _land(module_db_url, [*FREQUENT, RARE])
+    build = tmp_path_factory.mktemp("dbt")
+    run_dbt(module_db_url, build, "build")
+    return module_db_url, build
+
+
+def _search(url: str, **params) -> dict:
+    async def go():
+        reader = database.reader_url(url, env={})
+        async with await psycopg.AsyncConnection.connect(reader, autocommit=True) as conn:
+            return await search.search(conn, search.parse_request(params))
+
+    return asyncio.run(go())
+
+
+def test_a_rare_term_outranks_a_frequent_dense_one_when_coverage_ties(ranked_db):
+    page = _search(ranked_db[0], q="timeout deadlock", repo=REPO.full_name)
+    assert page["widened"] is True
+    # density alone (ts_rank) put the thrice-timeout issues first; IDF puts the one
+    # document holding the rare term first
+    assert page["hits"][0]["number"] == 41
+    assert {h["number"] for h in page["hits"][1:]} <= set(range(1, 41))
+
+
+def test_corpus_statistics_describe_the_live_documents(ranked_db):
+    with psycopg.connect(ranked_db[0]) as conn:
+        documents, avg_length = conn.execute(
+            "select documents, avg_length from marts.corpus_stats where repo_id = %s",
+            (REPO.repo_id,),
+        ).fetchone()
+        frequency = dict(
+            conn.execute(
+                "select lexeme, documents from marts.lexeme_stats "
+                "where repo_id = %s and lexeme in ('timeout', 'deadlock')",
+                (REPO.repo_id,),
+            ).fetchall()
+        )
+        live, mean = conn.execute(
+            "select count(*), avg(length(search_vector)) from marts.documents "
+            "where repo_id = %s and not is_deleted",
+            (REPO.repo_id,),
+        ).fetchone()
+    assert (documents, frequency) == (41, {"timeout": 40, "deadlock": 1})
+    assert (documents, round(avg_length, 6)) == (live, round(float(mean), 6))
+
+
+def test_term_frequency_recovered_from_ts_rank_is_exact(ranked_db):
+    """The ranking reads tf back out of ts_rank; a drift would silently reorder pages."""
+    with psycopg.connect(ranked_db[0]) as conn:
+        rows = conn.execute(
+            f"""
+            with c as (
+                select n, to_tsvector('english', repeat('widget ', n) || 'other words here')
+                    as search_vector
+                from generate_series(1, 300) as n
+            ),
+            l as (select 'widget'::tsquery as query)
+            select c.n, {ranking._TF} from c cross join l
+            """
+        ).fetchall()
+    # a tsvector keeps at most 256 positions per lexeme: beyond that tf saturates there
+    assert [(n, int(tf)) for n, tf in rows if n < 256] == [(n, n) for n in range(1, 256)]
+    assert {int(tf) for n, tf in rows if n >= 256} <= {255, 256}
+
+
+def test_statistics_refresh_only_once_drift_is_reached(ranked_db, run_dbt):
+    url, build = ranked_db
+
+    def refreshed():
+        with psycopg.connect(url) as conn:
+            return conn.execute(
+                "select documents from marts.corpus_stats where repo_id = %s", (REPO.repo_id,)
+            ).fetchone()[0]
+
+    # one new document of 41 (2.4%) is past the default 2% drift
+    _land(url, [_issue(42, "Report 42", "A deadlock again, in the scheduler this time.")])
+    run_dbt(url, build, "build", "--vars", "{relore_stats_drift: 0.05}")
+    assert refreshed() == 41, "under 5% drift the statistics must not be recounted"
+    run_dbt(url, build, "build")
+    assert refreshed() == 42
+    with psycopg.connect(url) as conn:
+        deadlock = conn.execute(
+            "select documents from marts.lexeme_stats where repo_id = %s and lexeme = 'deadlock'",
+            (REPO.repo_id,),
+        ).fetchone()[0]
+    assert deadlock == 2
+
+
+def test_a_capped_candidate_set_is_said_on_the_page(ranked_db, monkeypatch):
+    monkeypatch.setattr(ranking, "CANDIDATE_CAP", 5)
+    page = _search(ranked_db[0], q="timeout", repo=REPO.full_name)
+    assert page["candidate_cap"] == 5
+    assert page["matches"] == 5
+    assert "ranked the first 5 matching documents" in render.search_page(page)
+    uncapped = _search(ranked_db[0], q="deadlock", repo=REPO.full_name)
+    assert "candidate_cap" not in uncapped
