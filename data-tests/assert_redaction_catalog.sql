@@ -23,6 +23,13 @@ cases (input, expected) as (
     ('passwd: s3cretpw', 'passwd: [REDACTED:secret]'),
     ('DB_PASSWORD=xyzzy12 ok', 'DB_PASSWORD=[REDACTED:secret] ok'),
     ('secret =abc123', 'secret =[REDACTED:secret]'),
+    -- one per alternative of relore_secret_prefilter that no case above reaches
+    ('API_KEY=zzz999x', 'API_KEY=[REDACTED:secret]'),
+    ('auth_token: abc123def', 'auth_token: [REDACTED:secret]'),
+    ('aws_access_key=qwerty123', 'aws_access_key=[REDACTED:secret]'),
+    ('pwd=abc1234', 'pwd=[REDACTED:secret]'),
+    ('PRIVATE_KEY=abcdef', 'PRIVATE_KEY=[REDACTED:secret]'),
+    ('x ASIAIOSFODNN7EXAMPLE', 'x [REDACTED:aws_access_key]'),
     -- left alone: code that names a password, a comparison, prose
     ('def login(password: str)', 'def login(password: str)'),
     ('if password == "x":', 'if password == "x":'),

@@ -54,14 +54,29 @@
     ) }}
 {%- endmacro %}
 
+{#-
+    A necessary condition for any catalog entry or assignment, as one case-insensitive match:
+    text that fails it cannot change under redaction, so the eight replacements run only on
+    the few values that pass (most text never names a key, a token or a password).
+    assert_redaction_catalog checks every catalog example still passes through it.
+-#}
+{% macro relore_secret_prefilter() -%}
+    {{ return(
+        "PRIVATE KEY|gh[pousr]_|github_pat_|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|xox[abposr]-"
+        ~ "|AIza|eyJ|passw|passphrase|pwd|secret|token|api_?key|access_?key|private_?key"
+    ) }}
+{%- endmacro %}
+
 {% macro relore_redact_expression(input) -%}
     {%- set expression = namespace(sql=input) -%}
     {%- for kind, pattern, flags in relore_secret_catalog() -%}
         {%- set expression.sql = "regexp_replace(" ~ expression.sql ~ ", '"
             ~ pattern | replace("'", "''") ~ "', '[REDACTED:" ~ kind ~ "]', '" ~ flags ~ "')" -%}
     {%- endfor -%}
+    case when {{ input }} ~* '{{ relore_secret_prefilter() }}' then
     regexp_replace({{ expression.sql }}, '{{ relore_secret_assignment() | replace("'", "''") }}',
         '\1\2\3[REDACTED:secret]', 'gi')
+    else {{ input }} end
 {%- endmacro %}
 
 {% macro create_relore_functions() -%}
