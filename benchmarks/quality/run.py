@@ -1,0 +1,326 @@
+"""Retrieval quality: Recall@10 and MRR per slice, for relore and two baselines.
+
+    .venv/bin/python benchmarks/quality/build_eval.py      # only when the set is rebuilt
+    .venv/bin/python benchmarks/quality/run.py              # land, dbt build, score, print
+    .venv/bin/python benchmarks/quality/run.py --skip-build --misses --split dev
+
+The corpus (../shared/corpus/threads.jsonl) lands through relore's real writer as GitHub
+payloads (corpus_github.py) into a private embedded Postgres under ``--home`` (default
+/tmp/relore-quality), ``dbt build`` derives the marts (build_bench.dbt_build), and then every
+item of eval.jsonl is asked of:
+
+* ``grep`` and ``websearch_to_tsquery`` + ``ts_rank`` over the same documents (baselines.py);
+* ``relore``, the real service in process (create_app on the reader role, starlette's
+  TestClient): ``/api/v1/search`` with ``kind=failure`` for a pasted error,
+  ``kind=rationale&file=PATH`` for a file and its concept words, ``/api/v1/inflight`` for
+  an issue. Diagnostic variants (``relore:…``) change one thing each, to locate misses.
+
+Every system is scored on one page (10 hits, 3 per thread) reduced to threads (metrics.py),
+items scoped to their repository. Per-query ranks go to ``--out`` (JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import baselines  # noqa: E402
+import build_bench  # noqa: E402
+import corpus_github  # noqa: E402
+import metrics  # noqa: E402
+import psycopg  # noqa: E402
+
+from relore.client.version import __version__  # noqa: E402
+from relore.extract import database  # noqa: E402
+from relore.extract.landing import land  # noqa: E402
+from relore.serve.app import Settings, create_app  # noqa: E402
+
+EVAL = HERE / "eval.jsonl"
+SLICES = ("failure", "rationale", "inflight")
+ROWS = (
+    "failure/verbatim",
+    "failure/rerun",
+    "rationale/words",
+    "rationale/code",
+    "inflight/indexed",
+    "inflight/unindexed",
+)
+SYSTEMS = ("grep", "ts_rank", "relore")
+BATCH = 2000
+
+
+def land_corpus(url: str) -> dict:
+    """Every corpus thread through the real landing writer (a no-op when already landed)."""
+    threads = corpus_github.load_threads()
+    written = 0
+    with psycopg.connect(url, autocommit=True) as conn:
+        for repo, objects in corpus_github.corpus_objects(threads):
+            for start in range(0, len(objects), BATCH):
+                with conn.transaction(), conn.cursor() as cur:
+                    written += land(cur, repo, "quality", objects[start : start + BATCH])
+    return {"threads": len(threads), "rows_written": written}
+
+
+def index_facts(url: str) -> dict:
+    with psycopg.connect(url) as conn:
+        docs = conn.execute(
+            "select trust_tier, count(*) from marts.documents where not is_deleted group by 1"
+        ).fetchall()
+        kinds = conn.execute(
+            "select document_kind, count(*) from marts.documents where not is_deleted group by 1"
+        ).fetchall()
+        threads = conn.execute("select count(*) from marts.threads").fetchone()[0]
+    return {
+        "threads": threads,
+        "documents_by_trust": dict(sorted(docs)),
+        "documents_by_kind": dict(sorted(kinds)),
+    }
+
+
+def code_state() -> dict:
+    """Which ranking code produced the figures (the tree may hold uncommitted work)."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    files = sorted((ROOT / "serve").glob("*.py"))
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return {
+        "head": git("rev-parse", "--short", "HEAD"),
+        "uncommitted": git("status", "--short", "--", "serve", "models", "macros").splitlines(),
+        "serve_sha256": digest.hexdigest()[:16],
+    }
+
+
+# -- relore ----------------------------------------------------------------------------------
+
+
+def relore_variants(item: dict) -> dict[str, tuple[str, dict]]:
+    """System name -> (route, params). ``relore`` is how an agent asks; the others change
+    one thing each, to say where a miss comes from."""
+    repo = item["repo"]
+    if item["slice"] == "failure":
+        return {
+            "relore": ("search", {"q": item["query"], "repo": repo, "kind": "failure"}),
+            "relore:error-filter": (
+                "search",
+                {"q": "", "error": item["query"], "repo": repo, "kind": "failure"},
+            ),
+        }
+    if item["slice"] == "rationale":
+        asked = {"q": item["query"], "repo": repo, "file": item["file"]}
+        return {
+            "relore": ("search", {**asked, "kind": "rationale"}),
+            "relore:trust=reported": (
+                "search",
+                {**asked, "kind": "rationale", "trust": "reported"},
+            ),
+            "relore:no-kind": ("search", asked),
+            "relore:path-in-text": (
+                "search",
+                {"q": f"{item['file']} {item['query']}", "repo": repo},
+            ),
+        }
+    return {"relore": ("inflight", {"repo": repo, "number": item["number"]})}
+
+
+def ask_relore(client, route: str, params: dict) -> tuple[list, dict]:
+    response = client.get(f"/api/v1/{route}", params=params)
+    if route == "inflight":
+        if response.status_code == 404:
+            return [], {"status": 404, "error": response.json().get("error")}
+        response.raise_for_status()
+        body = response.json()
+        hits = [metrics.thread_key(p["repo"], p["number"]) for p in body["pulls"]]
+        return hits, {"status": 200, "returned": body["returned"]}
+    if response.status_code != 200:
+        return [], {"status": response.status_code, "error": response.text[:300]}
+    body = response.json()
+    hits = [metrics.thread_key(h["repo"], h["number"]) for h in body["hits"]]
+    meta = {
+        "status": 200,
+        "returned": body["returned"],
+        "total": body["total"],
+        "widened": body.get("widened"),
+        "expanded": body.get("expanded", False),
+        "trust_floor": body.get("trust_floor"),
+    }
+    for key in ("normalized_filters", "legs"):
+        if key in body:
+            meta[key] = body[key]
+    return hits, meta
+
+
+# -- the run ---------------------------------------------------------------------------------
+
+
+def baseline_query(item: dict) -> str:
+    if item["slice"] == "rationale":
+        return f"{item['file']} {item['query']}"
+    return item["query"]
+
+
+def run_items(url: str, items: list[dict], export_root: Path) -> list[dict]:
+    index = baselines.export(url, export_root)
+    reader = database.reader_url(url, env={})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+    results = []
+    with (
+        psycopg.connect(url, autocommit=True) as conn,
+        TestClient(create_app(Settings(reader))) as client,
+    ):
+        client.headers["x-relore-client"] = __version__
+        for item in items:
+            targets = [metrics.thread_key(t["repo"], t["number"]) for t in item["targets"]]
+            own = (
+                metrics.thread_key(item["repo"], item["number"])
+                if item["slice"] == "inflight"
+                else None
+            )
+            answers: dict[str, tuple[list, dict]] = {}
+            query = baseline_query(item)
+            if item["slice"] == "inflight":
+                ranked = baselines.grep_rank(export_root, index, item["repo"], [query], words=True)
+            else:
+                terms = baselines.grep_terms(query)
+                ranked = baselines.grep_rank(export_root, index, item["repo"], terms)
+            answers["grep"] = ([metrics.thread_key(r, n) for r, n, _, _ in ranked], {})
+            ranked = baselines.ts_rank(conn, item["repo"], query)
+            answers["ts_rank"] = ([metrics.thread_key(r, n) for r, n, _, _ in ranked], {})
+            for name, (route, params) in relore_variants(item).items():
+                answers[name] = ask_relore(client, route, params)
+            systems = {}
+            for name, (hits, meta) in answers.items():
+                # a person asking about an issue knows the issue: it is not an answer
+                hits = [h for h in hits if h != own]
+                scored = metrics.score(hits, targets)
+                scored["threads"] = [f"{r}#{n}" for r, n in scored["threads"]]
+                systems[name] = {**scored, **({"meta": meta} if meta else {})}
+            row = f"{item['slice']}/{item['form']}"
+            results.append({"id": item["id"], "row": row, "split": item["split"], "item": item,
+                            "systems": systems})  # fmt: skip
+    return results
+
+
+def table(results: list[dict], systems: list[str]) -> tuple[str, dict]:
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in results:
+        groups[(r["row"], r["split"])].append(r)
+        groups[(r["row"], "all")].append(r)
+    figures: dict = {}
+    header = f"{'slice/form':20s} {'split':5s} {'n':>4s}  " + "  ".join(
+        f"{s:>22s}" for s in systems
+    )
+    lines = [header, " " * 33 + "  ".join(f"{'R@10':>11s}{'MRR':>11s}" for _ in systems)]
+    for row_name in ROWS:
+        for split in ("dev", "test", "all"):
+            rows = groups.get((row_name, split))
+            if not rows:
+                continue
+            cells = []
+            for system in systems:
+                scores = [r["systems"][system] for r in rows if system in r["systems"]]
+                s = metrics.summary(scores)
+                figures.setdefault(row_name, {}).setdefault(split, {})[system] = s
+                cells.append(
+                    f"{s['recall_at_10']:11.3f}{s['mrr']:11.3f}" if s["n"] else f"{'—':>22s}"
+                )
+            lines.append(f"{row_name:20s} {split:5s} {len(rows):4d}  " + "  ".join(cells))
+    return "\n".join(lines), figures
+
+
+def print_misses(results: list[dict]) -> None:
+    """Items relore misses (its page holds no target), with what the baselines did."""
+    for r in results:
+        mine = r["systems"]["relore"]
+        if mine["rank"] is not None:
+            continue
+        item = r["item"]
+        others = ", ".join(
+            f"{name}={r['systems'][name]['rank'] or '-'}"
+            for name in r["systems"]
+            if name != "relore"
+        )
+        query = item["query"].replace("\n", " ⏎ ")[:160]
+        targets = " ".join(f"#{t['number']}" for t in item["targets"])
+        print(f"\n{r['id']} [{r['split']}] {item['repo']} → {targets}   ({others})")
+        print(f"  query: {query}" + (f"   file: {item['file']}" if "file" in item else ""))
+        meta = {k: v for k, v in mine.get("meta", {}).items() if k not in ("legs",)}
+        print(f"  relore: {json.dumps(meta, ensure_ascii=False)[:300]}")
+        print(f"  relore threads: {' '.join(mine['threads'][:6]) or '(none)'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--home", default=os.environ.get("RELORE_QUALITY_HOME",
+                        "/tmp/relore-quality"), help="embedded Postgres and work files")  # fmt: skip
+    parser.add_argument("--eval", default=str(EVAL))
+    parser.add_argument("--split", choices=("dev", "test", "all"), default="all")
+    parser.add_argument("--slice", choices=SLICES, action="append")
+    parser.add_argument("--skip-build", action="store_true", help="score the existing marts")
+    parser.add_argument("--keep", action="store_true", help="leave the Postgres running")
+    parser.add_argument("--misses", action="store_true", help="list relore's misses")
+    parser.add_argument("--variants", action="store_true", help="print the diagnostic table")
+    parser.add_argument("--out", default=None, help="per-query JSON (default HOME/quality.json)")
+    args = parser.parse_args()
+    home = Path(args.home)
+    home.mkdir(parents=True, exist_ok=True)
+    with open(args.eval, encoding="utf-8") as handle:
+        items = [json.loads(line) for line in handle if line.strip()]
+    items = [
+        i
+        for i in items
+        if (args.split == "all" or i["split"] == args.split)
+        and (not args.slice or i["slice"] in args.slice)
+    ]
+    paths = database.EmbeddedPaths(home / "pg")
+    url = database.start_embedded(paths)
+    report: dict = {"code": code_state(), "eval": str(args.eval)}
+    try:
+        if not args.skip_build:
+            start = time.perf_counter()
+            report["landed"] = land_corpus(url)
+            report["landed"]["seconds"] = round(time.perf_counter() - start, 1)
+            report["build"] = build_bench.dbt_build(url, home)
+        report["index"] = index_facts(url)
+        start = time.perf_counter()
+        results = run_items(url, items, home / "export")
+        report["query_seconds"] = round(time.perf_counter() - start, 1)
+    finally:
+        if not args.keep:
+            database.stop_embedded(paths)
+    text, figures = table(results, list(SYSTEMS))
+    print(json.dumps({k: report[k] for k in report if k != "eval"}, indent=1))
+    print(text)
+    variants = sorted({name for r in results for name in r["systems"]} - set(SYSTEMS))
+    variant_text, variant_figures = table(results, ["relore", *variants])
+    if args.variants:
+        print("\nrelore variants (diagnostic: each changes one thing)\n" + variant_text)
+    if args.misses:
+        print_misses(results)
+    out = Path(args.out) if args.out else home / "quality.json"
+    report.update({"figures": figures, "variant_figures": variant_figures, "results": results})
+    out.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n")
+    print(f"\nper-query ranks: {out}")
+
+
+if __name__ == "__main__":
+    main()
