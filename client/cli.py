@@ -118,6 +118,30 @@ def _session(value: str) -> str:
     return value
 
 
+_PATH_LINE = re.compile(r"^(.+?)(?::|#L)([0-9]+)$")
+
+
+def _path_line(value: str) -> tuple[str, int]:
+    """``PATH:LINE`` (or GitHub's ``PATH#L12``), the path relative to the repository root."""
+    match = _PATH_LINE.match(value.strip())
+    if not match or "\x00" in value:
+        raise argparse.ArgumentTypeError(f"expected PATH:LINE, e.g. src/app.py:42, got {value!r}")
+    if int(match.group(2)) < 1:
+        raise argparse.ArgumentTypeError("lines are numbered from 1")
+    return match.group(1), int(match.group(2))
+
+
+def _identifier(value: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", value or ""):
+        raise argparse.ArgumentTypeError(
+            f"expected an identifier (or a.dotted.Name), got {value!r}"
+        )
+    return value
+
+
+_clone_rows = _whole(1, 50, "at most 50 rows per page, at least 1")
+
+
 def _page_flags(parser: argparse.ArgumentParser) -> None:
     """The two output flags every daemon verb takes."""
     parser.add_argument("--json", action="store_true", help="the daemon's page as JSON")
@@ -205,6 +229,43 @@ def build_parser() -> argparse.ArgumentParser:
     inf.add_argument("--repo", type=_repo, help="owner/name (when REF is a bare number)")
     _page_flags(inf)
 
+    # Answered by the daemon from its working clone of the repository (`relored clone`).
+    w = verbs.add_parser(
+        "why",
+        help="who wrote a line, the pull request that carried it, and what reviewers said",
+        description="Blames PATH:LINE in the daemon's clone at HEAD and returns the pull "
+        "request that carried the commit with the review comments anchored near the line, "
+        "then two lists: the line's revision chain (git log -L) and its origin chain (git "
+        "log -S on its most distinctive word that reaches further back).",
+    )
+    w.add_argument("target", type=_path_line, metavar="PATH:LINE", help="e.g. src/app.py:42")
+    w.add_argument("--repo", type=_repo, required=True, help="owner/name")
+    _page_flags(w)
+
+    sy = verbs.add_parser("symbol", help="where NAME is defined, in the daemon's clone at HEAD")
+    sy.add_argument("name", type=_identifier, help="an identifier")
+    sy.add_argument("--repo", type=_repo, required=True, help="owner/name")
+    sy.add_argument("--path", help="only under this directory or file")
+    sy.add_argument("--limit", type=_rows(DEFS_CAP), help=f"rows, 1-{DEFS_CAP}")
+    _page_flags(sy)
+
+    g = verbs.add_parser("grep", help="git grep over the daemon's clone at HEAD, capped")
+    g.add_argument("pattern", type=_query, help="an extended regular expression")
+    g.add_argument("--repo", type=_repo, required=True, help="owner/name")
+    g.add_argument("--fixed", action="store_true", help="PATTERN is a fixed string")
+    g.add_argument("-i", "--ignore-case", action="store_true", help="ignore case")
+    g.add_argument("--path", help="only under this path")
+    g.add_argument("--limit", type=_clone_rows, help="lines, 1-50")
+    _page_flags(g)
+
+    cp = verbs.add_parser(
+        "copies", help="the `# Copied from` markers that point at NAME (HuggingFace style)"
+    )
+    cp.add_argument("name", type=_identifier, help="e.g. LlamaRMSNorm or modeling_llama.LlamaMLP")
+    cp.add_argument("--repo", type=_repo, required=True, help="owner/name")
+    cp.add_argument("--limit", type=_clone_rows, help="rows, 1-50")
+    _page_flags(cp)
+
     m = verbs.add_parser("map", help="the tree's defined names, ranked (offline, tree-sitter)")
     m.add_argument("path", nargs="?", default=".", help="directory or file (default .)")
     m.add_argument("--limit", type=_rows(MAP_CAP), default=MAP_CAP, help=f"rows, 1-{MAP_CAP}")
@@ -226,6 +287,38 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--offset", type=_offset, default=0, help="skip this many rows first")
     r.add_argument("--json", action="store_true", help="the page as JSON")
     return parser
+
+
+# verb -> (route, query, renderer): the daemon's answers from its working clone
+_CLONE_VERBS = {
+    "why": lambda a: (
+        "why",
+        {"repo": a.repo, "path": a.target[0], "line": a.target[1]},
+        render.why_page,
+    ),
+    "symbol": lambda a: (
+        "code/symbol",
+        {"repo": a.repo, "name": a.name, "path": a.path, "limit": a.limit},
+        render.symbol_page,
+    ),
+    "grep": lambda a: (
+        "code/grep",
+        {
+            "repo": a.repo,
+            "pattern": a.pattern,
+            "fixed": 1 if a.fixed else None,
+            "ignore_case": 1 if a.ignore_case else None,
+            "path": a.path,
+            "limit": a.limit,
+        },
+        render.grep_page,
+    ),
+    "copies": lambda a: (
+        "code/copies",
+        {"repo": a.repo, "name": a.name, "limit": a.limit},
+        render.copies_page,
+    ),
+}
 
 
 def _code_verb(args: argparse.Namespace, env, stdout: TextIO, stderr: TextIO) -> int:
@@ -292,6 +385,10 @@ def main(
         elif args.verb in ("thread", "inflight"):
             page = transport.get(api, args.verb, _thread_params(args), token=token)
             renderer = render.thread_page if args.verb == "thread" else render.inflight_page
+            text = render.enveloped(page, renderer(page), compact=args.compact)
+        elif args.verb in _CLONE_VERBS:
+            route, params, renderer = _CLONE_VERBS[args.verb](args)
+            page = transport.get(api, route, params, token=token)
             text = render.enveloped(page, renderer(page), compact=args.compact)
         elif args.verb == "rules":
             page = transport.get(api, "rules", rules_mod.params(args, env), token=token)

@@ -34,7 +34,21 @@ cases (input, expected) as (
     ('def login(password: str)', 'def login(password: str)'),
     ('if password == "x":', 'if password == "x":'),
     ('token = value.strip()', 'token = value.strip()'),
-    ('the ghp_ prefix and AKIA keys', 'the ghp_ prefix and AKIA keys')
+    ('the ghp_ prefix and AKIA keys', 'the ghp_ prefix and AKIA keys'),
+    -- left alone: tokenizer code (names that merely contain a keyword, calls, lists,
+    -- special tokens), and an earlier redaction whose brackets markdown_to_text dropped
+    (
+        'tokenizer = AutoTokenizer.from_pretrained("gpt2")',
+        'tokenizer = AutoTokenizer.from_pretrained("gpt2")'
+    ),
+    ('hf_token = AutoTokenizer.from_pretrained(x)', 'hf_token = AutoTokenizer.from_pretrained(x)'),
+    ('stop_token_ids=[50256, 25]', 'stop_token_ids=[50256, 25]'),
+    ('{"pad_token": "[PAD]"}', '{"pad_token": "[PAD]"}'),
+    ('bos_token = "<|endoftext|>"', 'bos_token = "<|endoftext|>"'),
+    ('auth_token = REDACTED:secret', 'auth_token = REDACTED:secret'),
+    -- still a secret: a literal after a name ending in a keyword
+    ('hf_token = "hf_AbCdEfGhIjKlMn"', 'hf_token = "[REDACTED:secret]"'),
+    ('SECRET_KEY=s3cr3t-v4lue', 'SECRET_KEY=[REDACTED:secret]')
 ),
 
 checked as (

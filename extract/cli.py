@@ -82,6 +82,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules_cli.add_parser(verbs)
 
+    cl = verbs.add_parser(
+        "clone",
+        help="keep a complete working clone of a repository and read its renames",
+        description="Clone into $RELORE_CLONES_DIR/<owner>/<name> (default $RELORE_HOME/clones), "
+        "or fetch and move to the remote's HEAD when the clone exists; then read the rename "
+        "pairs of its history into ops (dbt chains them into marts.path_aliases). The daemon "
+        "answers why/symbol/grep/copies from this clone. Exit status: 0 done, 3 cloned but "
+        "the repository was never extracted (no aliases yet), 1 failed.",
+    )
+    cl.add_argument("--repo", required=True, type=_repo_arg, help="owner/name")
+    cl.add_argument("--url", help="any git URL or local path (default https://github.com/o/n)")
+    cl.add_argument("--json", action="store_true", help="print the report as JSON")
+
     srv = verbs.add_parser("serve", help="serve the read API over the marts")
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8080)
@@ -231,6 +244,10 @@ def main(
             from relore.extract import rules_cli
 
             return rules_cli.run(args, out, err, env)
+        if args.verb == "clone":
+            from relore.extract import clone
+
+            return clone.run(args.repo, args.url, env, out, err, as_json=args.json)
     except (DatabaseError, GitHubError, ValueError) as exc:
         print(f"relored: {exc}", file=err)
         return EXIT_ERROR

@@ -222,6 +222,40 @@ def _step_5_rules(cur: psycopg.Cursor) -> None:
     )
 
 
+def _step_6_clones_and_renames(cur: psycopg.Cursor) -> None:
+    cur.execute(
+        """
+        -- The working clone `relored clone` keeps per repository: where it came from (without
+        -- credentials), the commit it sits at, and how far the rename walk has read.
+        create table ops.clones (
+            repo_id     bigint      not null,
+            repo        text        not null,
+            url         text        not null,
+            head_sha    text        not null,
+            walked_sha  text,
+            cloned_at   timestamptz not null default clock_timestamp(),
+            fetched_at  timestamptz not null default clock_timestamp(),
+            primary key (repo_id)
+        );
+
+        -- Rename pairs read from the clone's history (git log -M --name-status): paths and
+        -- commit shas only, never source text. dbt chains them into marts.path_aliases.
+        create table ops.path_renames (
+            repo_id      bigint      not null,
+            commit_sha   text        not null check (commit_sha ~ '^[0-9a-f]{40}$'),
+            old_path     text        not null,
+            new_path     text        not null,
+            similarity   integer     check (similarity between 0 and 100),
+            committed_at timestamptz,
+            recorded_at  timestamptz not null default clock_timestamp(),
+            primary key (repo_id, commit_sha, old_path, new_path),
+            check (old_path <> new_path)
+        );
+        create index path_renames_recorded_at on ops.path_renames (recorded_at);
+        """
+    )
+
+
 Step = Callable[[psycopg.Cursor], None]
 STEPS: tuple[tuple[int, str, Step], ...] = (
     (1, "raw and ops schemas", _step_1_raw_and_ops),
@@ -229,6 +263,7 @@ STEPS: tuple[tuple[int, str, Step], ...] = (
     (3, "authority, sample floors, file walks, quarantine", _step_3_authority_samples_files),
     (4, "first-page ETags", _step_4_etags),
     (5, "rule files and operator rule edits", _step_5_rules),
+    (6, "working clones and rename pairs", _step_6_clones_and_renames),
 )
 LATEST = STEPS[-1][0]
 

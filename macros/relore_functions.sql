@@ -9,6 +9,8 @@
       relore_markdown_to_text(text)       macro markdown_to_text as a function
       relore_chunks(text, int)            markdown split on paragraph boundaries, ~N chars each
       relore_path_normal_form(text)       separators, drive, ./, site-packages, :line suffixes
+      relore_path_aliases(repo, text[])   setof text: the paths and every other name their
+                                          file had (marts.path_aliases, either side longer)
       relore_is_prose_path(text)          the heuristic for a token in prose (never for
                                           GitHub's own file lists or review anchors)
       relore_prose_paths(text)            setof normalised paths found in prose
@@ -44,13 +46,19 @@
     ]) }}
 {%- endmacro %}
 
-{#- `password = "x"`, `DB_PASSWORD: x`, `client_secret=x`: the value goes, the name stays. -#}
+{#-
+    `password = "x"`, `DB_PASSWORD: x`, `client_secret=x`: the value goes, the name stays. The
+    name must END in the keyword (`tokenizer = ...`, `stop_token_ids=[...]` are code, not
+    secrets), and the value must be a literal of 6+ characters that ends where a literal ends
+    (not `AutoTokenizer.from_pretrained(`), not a list, dict or `<special>` token, not a
+    type name, and not an earlier redaction (markdown_to_text drops its brackets).
+-#}
 {% macro relore_secret_assignment() -%}
     {{ return(
-        "\\m([A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|_token|auth_?token|api_?key|access_?key|private_?key)[A-Za-z0-9_]*)"
+        "\\m([A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|secret_?key|_token|auth_?token|api_?key|access_?key|private_?key))"
         ~ "([\"']?[ \\t]*[:=][ \\t]*)([\"']?)"
-        ~ "(?!\\[REDACTED|(?:str|int|bytes|bool|None|Optional|string|null|true|false|undefined)\\M)"
-        ~ "([^[:space:]\"'`,;()]{3,})"
+        ~ "(?!\\[?REDACTED|[<{[]|(?:str|int|bytes|bool|None|Optional|string|null|true|false|undefined)\\M)"
+        ~ "([^[:space:]\"'`,;()]{6,})(?=$|[[:space:]\"'`,;])"
     ) }}
 {%- endmacro %}
 
@@ -162,6 +170,36 @@ begin
     return nullif(result, '');
 end
 $fn$;
+
+-- The caller's normalised paths and every other name their file had in a repository's
+-- history (marts.path_aliases; in_repo null: any repository's), matched the way --file
+-- matches thread_files: exactly, or with either side the longer (an absolute path from a
+-- traceback, a relative one in the index). Created before the mart exists on a first
+-- build, so the body is checked when called, not now.
+set check_function_bodies = off;
+create or replace function {{ s }}.relore_path_aliases(in_repo text, paths text[])
+returns setof text
+language sql stable parallel safe as $fn$
+    select wanted.path
+    from unnest(paths) as wanted (path)
+    where wanted.path is not null
+    union
+    select aliases.alias_path
+    from unnest(paths) as wanted (path)
+    inner join marts.path_aliases as aliases
+        on
+            aliases.path = wanted.path
+            or wanted.path like '%/' || aliases.path
+            or aliases.path like '%/' || wanted.path
+    where
+        in_repo is null
+        or aliases.repo_id in (
+            select threads.repo_id
+            from marts.threads as threads
+            where lower(threads.repo) = lower(in_repo)
+        )
+$fn$;
+reset check_function_bodies;
 
 create or replace function {{ s }}.relore_is_prose_path(token text) returns boolean
 language sql immutable parallel safe as $fn$

@@ -7,8 +7,8 @@ carries ``x-relore-version``; a request declaring another client version gets 42
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,16 +16,17 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from relore.client import wire
+from relore.client import render, wire
 from relore.client.version import __version__
-from relore.serve import auth, envelope, labels, openapi
+from relore.serve import auth, envelope, labels, openapi, responses, web
 from relore.serve import search as search_mod
 from relore.serve import status as status_mod
 from relore.serve import thread as thread_mod
+from relore.serve.code import routes as code_routes
 from relore.serve.rules import routes as rules_routes
 
 log = logging.getLogger("relore.serve")
@@ -42,13 +43,8 @@ class Settings:
     work_mem_mb: int = 32
 
 
-def _json(payload: dict, status_code: int = 200) -> Response:
-    body = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
-    return Response(body, status_code=status_code, media_type="application/json")
-
-
-def _error(status_code: int, message: str, **extra) -> Response:
-    return _json({"error": message, **extra}, status_code)
+_json = responses.json_response
+_error = responses.error_response
 
 
 class VersionHandshake:
@@ -115,25 +111,64 @@ class TokenAuth:
         await self.app(scope, receive, send)
 
 
+class RefuseNul:
+    """Postgres text cannot hold NUL: a request whose query carries one is a clear 400
+    here, for every route, before any of them could hand it to SQL (a database error, 503)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        query = scope.get("query_string", b"") if scope["type"] == "http" else b""
+        if b"%00" in query or b"\x00" in query:
+            pairs = urllib.parse.parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+            if any("\x00" in k or "\x00" in v for k, v in pairs):
+                await _error(400, "a query parameter contains a NUL character")(
+                    scope, receive, send
+                )
+                return
+        await self.app(scope, receive, send)
+
+
 def _pool(request: Request) -> AsyncConnectionPool:
     return request.app.state.pool
+
+
+def _format(request: Request) -> str:
+    """``format=json`` (the default) or ``format=text``: the text ``relore`` prints."""
+    chosen = request.query_params.get("format") or "json"
+    if chosen not in ("json", "text"):
+        raise search_mod.BadQuery("format must be json or text")
+    return chosen
+
+
+def _page(page: dict, chosen: str, renderer) -> Response:
+    """The page enveloped; as text, rendered by the client's one renderer (never a copy), so
+    the web page's "view as the model sees it" shows exactly what an agent reads."""
+    wrapped = envelope.wrap(page)
+    if chosen == "text":
+        text = render.enveloped(wrapped, renderer(wrapped)) + "\n"
+        return PlainTextResponse(text, headers={"x-content-type-options": "nosniff"})
+    return _json(wrapped)
 
 
 async def search_endpoint(request: Request) -> Response:
     try:
         search_request = search_mod.parse_request(request.query_params)
+        chosen = _format(request)
     except search_mod.BadQuery as exc:
         return _error(400, str(exc))
     async with _pool(request).connection() as conn:
         if search_request.repo and not await _indexed(conn, search_request.repo):
             return await _not_indexed(conn, search_request.repo)
         page = await search_mod.search(conn, search_request)
-    return _json(envelope.wrap(page))
+    return _page(page, chosen, render.search_page)
 
 
 async def thread_endpoint(request: Request) -> Response:
     try:
         thread_request = thread_mod.parse_request(request.query_params)
+        chosen = _format(request)
     except search_mod.BadQuery as exc:
         return _error(400, str(exc))
     async with _pool(request).connection() as conn:
@@ -142,12 +177,13 @@ async def thread_endpoint(request: Request) -> Response:
         page = await thread_mod.thread(conn, thread_request)
     if page is None:
         return _error(404, f"{thread_request.repo}#{thread_request.number} is not indexed")
-    return _json(envelope.wrap(page))
+    return _page(page, chosen, render.thread_page)
 
 
 async def inflight_endpoint(request: Request) -> Response:
     try:
         thread_request = thread_mod.parse_request(request.query_params)
+        chosen = _format(request)
     except search_mod.BadQuery as exc:
         return _error(400, str(exc))
     async with _pool(request).connection() as conn:
@@ -156,7 +192,7 @@ async def inflight_endpoint(request: Request) -> Response:
         page = await thread_mod.inflight(conn, thread_request.repo, thread_request.number)
     if page is None:
         return _error(404, f"{thread_request.repo}#{thread_request.number} is not indexed")
-    return _json(envelope.wrap(page))
+    return _page(page, chosen, render.inflight_page)
 
 
 async def _indexed(conn: psycopg.AsyncConnection, repo: str) -> bool:
@@ -181,11 +217,15 @@ async def _not_indexed(conn: psycopg.AsyncConnection, repo: str) -> Response:
 
 async def status_endpoint(request: Request) -> Response:
     repo = request.query_params.get("repo") or None
+    try:
+        chosen = _format(request)
+    except search_mod.BadQuery as exc:
+        return _error(400, str(exc))
     async with _pool(request).connection() as conn:
         if repo and not await _indexed(conn, repo):
             return await _not_indexed(conn, repo)
         page = await status_mod.status(conn, repo)
-    return _json(envelope.wrap(page))
+    return _page(page, chosen, render.status_page)
 
 
 async def label_endpoint(request: Request) -> Response:
@@ -257,7 +297,9 @@ def create_app(settings: Settings) -> Starlette:
         Route(f"{wire.API_PREFIX}/inflight", inflight_endpoint),
         Route(f"{wire.API_PREFIX}/openapi.json", openapi_endpoint),
         *rules_routes.routes(wire.API_PREFIX),
+        *code_routes.routes(wire.API_PREFIX),  # answered from the working clone
         Route("/healthz", health_endpoint),
+        *web.routes(),  # the page for people at /
     ]
     app = Starlette(
         routes=routes,
@@ -265,6 +307,7 @@ def create_app(settings: Settings) -> Starlette:
         exception_handlers={psycopg.Error: _database_error},
     )
     app.state.settings = settings
+    app.add_middleware(RefuseNul)
     app.add_middleware(TokenAuth, tokens=settings.tokens)
     app.add_middleware(VersionHandshake)  # outermost: a version mismatch is said first
     return app

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from relore.client.version import __version__
 
-_REPO = {"name": "repo", "in": "query", "schema": {"type": "string", "pattern": "^[^/]+/[^/]+$"}}
+_REPO = {
+    "name": "repo",
+    "in": "query",
+    "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},
+}
 _NUMBER = {"name": "number", "in": "query", "required": True, "schema": {"type": "integer"}}
 
 
@@ -29,13 +33,40 @@ def _many(name: str, description: str) -> dict:
     }
 
 
-_PAGE = {"description": "a page; retrieved text is marked with '>' and wrapped in the envelope"}
+_OBJECT = {"application/json": {"schema": {"type": "object"}}}
+_PAGE = {
+    "description": "a page; retrieved text is marked with '>' and wrapped in the envelope",
+    "content": _OBJECT,
+}
+# format=text: the client's own renderer run on the page, the very text `relore` prints
+_FORMAT = _q("format", {"enum": ["json", "text"]}, "text: the text `relore` prints for it")
+_PAGE_OR_TEXT = {
+    **_PAGE,
+    "content": {**_OBJECT, "text/plain": {"schema": {"type": "string"}}},
+}
+
+
+def _said(description: str) -> dict:
+    return {
+        "description": description,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["error"],
+                    "properties": {"error": {"type": "string"}},
+                }
+            }
+        },
+    }
+
+
 _ERRORS = {
-    "400": {"description": "a request we will not run, and why"},
-    "401": {"description": "a token is required"},
-    "404": {"description": "not indexed here"},
-    "426": {"description": "client and daemon versions differ"},
-    "503": {"description": "the index is not built, or the database is unreachable"},
+    "400": _said("a request we will not run, and why"),
+    "401": _said("a token is required"),
+    "404": _said("not indexed here"),
+    "426": _said("client and daemon versions differ"),
+    "503": _said("the index is not built, or the database is unreachable"),
 }
 
 
@@ -60,8 +91,9 @@ def document() -> dict:
                         _many("error", "threads carrying this error"),
                         _many("test", "threads naming this test id"),
                         _many("symbol", "threads naming this symbol"),
+                        _FORMAT,
                     ],
-                    "responses": {"200": _PAGE, **_ERRORS},
+                    "responses": {"200": _PAGE_OR_TEXT, **_ERRORS},
                 }
             },
             "/api/v1/thread": {
@@ -75,22 +107,23 @@ def document() -> dict:
                         _q("focus", {"type": "string", "maxLength": 500}),
                         _q("comment", {"type": "string"}),
                         _q("limit", {"type": "integer", "minimum": 1, "maximum": 10}),
+                        _FORMAT,
                     ],
-                    "responses": {"200": _PAGE, **_ERRORS},
+                    "responses": {"200": _PAGE_OR_TEXT, **_ERRORS},
                 }
             },
             "/api/v1/inflight": {
                 "get": {
                     "summary": "Open and merged pull requests that claim to close an issue",
-                    "parameters": [{**_REPO, "required": True}, _NUMBER],
-                    "responses": {"200": _PAGE, **_ERRORS},
+                    "parameters": [{**_REPO, "required": True}, _NUMBER, _FORMAT],
+                    "responses": {"200": _PAGE_OR_TEXT, **_ERRORS},
                 }
             },
             "/api/v1/status": {
                 "get": {
                     "summary": "What the index holds, per repository",
-                    "parameters": [_REPO],
-                    "responses": {"200": _PAGE, **_ERRORS},
+                    "parameters": [_REPO, _FORMAT],
+                    "responses": {"200": _PAGE_OR_TEXT, **_ERRORS},
                 }
             },
             "/api/v1/rules": {
@@ -98,12 +131,28 @@ def document() -> dict:
                     "summary": "The project's rules a change needs, never repeated in a session",
                     "parameters": [
                         {**_REPO, "required": True},
-                        _many("file", "the files the change touches"),
+                        {
+                            **_many("file", "the files the change touches"),
+                            "required": True,
+                            "schema": {
+                                "type": "array",
+                                "minItems": 1,
+                                "maxItems": 50,
+                                "items": {"type": "string", "pattern": "\\S"},
+                            },
+                        },
                         _q("task", {"type": "string", "maxLength": 500}),
-                        _many("include", "rule ids to send whatever their score"),
+                        {
+                            **_many("include", "rule ids to send whatever their score"),
+                            "schema": {
+                                "type": "array",
+                                "maxItems": 25,
+                                "items": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$"},
+                            },
+                        },
                         _q("max_tokens", {"type": "integer", "minimum": 100}),
                         _q("refresh", {"type": "boolean"}),
-                        _q("session", {"type": "string"}),
+                        _q("session", {"type": "string", "pattern": "^[A-Za-z0-9_.:@-]{1,128}$"}),
                     ],
                     "responses": {"200": _PAGE, **_ERRORS},
                 }
@@ -118,11 +167,16 @@ def document() -> dict:
                                 "schema": {
                                     "type": "object",
                                     "required": ["query", "grade"],
+                                    # what was judged: a document id or a URL
+                                    "anyOf": [
+                                        {"required": ["document_id"]},
+                                        {"required": ["url"]},
+                                    ],
                                     "properties": {
-                                        "query": {"type": "string"},
+                                        "query": {"type": "string", "pattern": "\\S"},
                                         "repo": {"type": "string"},
-                                        "document_id": {"type": "string"},
-                                        "url": {"type": "string"},
+                                        "document_id": {"type": "string", "minLength": 1},
+                                        "url": {"type": "string", "minLength": 1},
                                         "grade": {"enum": [0, 1, 2]},
                                         "note": {"type": "string"},
                                     },
@@ -131,14 +185,78 @@ def document() -> dict:
                         },
                     },
                     "responses": {
-                        "201": {"description": "recorded"},
-                        "403": {"description": "needs the label scope"},
+                        "201": {"description": "recorded", "content": _OBJECT},
+                        "403": _said("needs the label scope"),
                         **_ERRORS,
                     },
                 }
             },
+            **_clone_paths(),  # answered from the working clone
             "/api/v1/openapi.json": {
-                "get": {"summary": "This document", "responses": {"200": {"description": "it"}}}
+                "get": {
+                    "summary": "This document",
+                    "responses": {"200": {"description": "it", "content": _OBJECT}},
+                }
             },
         },
+    }
+
+
+def _clone_paths() -> dict:
+    """The routes answered from the working clone `relored clone` keeps."""
+    repo = {**_REPO, "required": True}
+    limit = _q("limit", {"type": "integer", "minimum": 1, "maximum": 50})
+    errors = {
+        **_ERRORS,
+        "404": {**_ERRORS["404"], "description": "the clone holds no such file at HEAD"},
+        "503": {
+            **_ERRORS["503"],
+            "description": "no working clone of the repository (the error names the "
+            "`relored clone --repo o/n` command, also in `command`), or git/grammar missing",
+        },
+    }
+
+    def get(summary: str, parameters: list[dict]) -> dict:
+        return {
+            "get": {
+                "summary": summary,
+                "parameters": parameters,
+                "responses": {"200": _PAGE, **errors},
+            }
+        }
+
+    return {
+        "/api/v1/why": get(
+            "Blame a line: the pull request that carried it, review comments near it, its "
+            "revision chain and its origin chain",
+            [
+                repo,
+                _q("path", {"type": "string", "maxLength": 1000}, "relative to the root", True),
+                _q("line", {"type": "integer", "minimum": 1}, "1-based line at HEAD", True),
+            ],
+        ),
+        "/api/v1/code/symbol": get(
+            "Definitions of a name in the clone (the code lens over HEAD)",
+            [
+                repo,
+                _q("name", {"type": "string"}, "an identifier", True),
+                _q("path", {"type": "string"}),
+                limit,
+            ],
+        ),
+        "/api/v1/code/grep": get(
+            "git grep over the clone, capped; every match counted",
+            [
+                repo,
+                _q("pattern", {"type": "string", "maxLength": 500}, "extended regex", True),
+                _q("fixed", {"type": "boolean"}, "a fixed string, not a regex"),
+                _q("ignore_case", {"type": "boolean"}),
+                _q("path", {"type": "string"}, "only under this path"),
+                limit,
+            ],
+        ),
+        "/api/v1/code/copies": get(
+            "`# Copied from X` markers whose target is the name, with the copy under each",
+            [repo, _q("name", {"type": "string"}, "an identifier or dotted name", True), limit],
+        ),
     }

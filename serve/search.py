@@ -10,7 +10,8 @@ function over the ranked matches, so one chatty thread cannot fill the page.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import date
 
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
@@ -58,6 +59,8 @@ class SearchRequest:
     error: tuple[str, ...] = ()
     test: tuple[str, ...] = ()
     symbol: tuple[str, ...] = ()
+    # set only when search lowers a kind's floor (see search()); --trust always wins
+    floor: tuple[str, ...] = ()
 
     @property
     def has_signals(self) -> bool:
@@ -66,7 +69,7 @@ class SearchRequest:
     def trust_tiers(self) -> list[str]:
         if self.trust:
             return [self.trust]
-        return list(KIND_TRUST.get(self.kind or "failure"))
+        return list(self.floor or KIND_TRUST.get(self.kind or "failure"))
 
     def filters(self) -> dict:
         plain = {
@@ -97,6 +100,18 @@ def _many(params, name: str) -> tuple[str, ...]:
     return cleaned
 
 
+def _is_date(value: str) -> bool:
+    """A real calendar date in ASCII digits: ``\\d`` also takes other scripts' digits, and a
+    2024-13-45 that reached ``::date`` was a database error (a 503), not a 400."""
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_request(params) -> SearchRequest:
     text = params.get("q", "")
     if "\x00" in text:
@@ -125,7 +140,7 @@ def parse_request(params) -> SearchRequest:
     if kind == "precedent":
         limit = min(limit, PRECEDENT_LIMIT)
     since = params.get("since") or None
-    if since is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", since):
+    if since is not None and not _is_date(since):
         raise BadQuery("since must be a date, YYYY-MM-DD")
     return SearchRequest(
         text=text,
@@ -144,10 +159,13 @@ def parse_request(params) -> SearchRequest:
 # The caller's filter values through the models' own normalizers (one rule, both sides).
 _NORMALIZE = """
 select
-    (select array_agg(distinct n.x)
-     from unnest(%(file)s::text[]) as v (raw),
-          lateral (select marts.relore_path_normal_form(v.raw) as x) as n
-     where n.x is not null) as files,
+    -- each normalised path with every other name its file had (marts.path_aliases)
+    (select array_agg(distinct a.path)
+     from marts.relore_path_aliases(%(repo)s::text, array(
+         select n.x
+         from unnest(%(file)s::text[]) as v (raw),
+              lateral (select marts.relore_path_normal_form(v.raw) as x) as n
+         where n.x is not null)) as a (path)) as files,
     (select array_agg(distinct coalesce(l.normal_form, marts.relore_error_normal_form(v.raw)))
      from unnest(%(error)s::text[]) as v (raw)
      left join lateral marts.relore_error_lines(v.raw) as l on true) as errors,
@@ -170,8 +188,15 @@ _ERRORISH = re.compile(r"^\s*(E\s+)?[\w.]*(Error|Exception)\b.*:|Traceback \(mos
 RRF_K = 10
 
 
-def looks_like_a_traceback(text: str) -> bool:
-    return text.count("\n") >= 1 and bool(_ERRORISH.search(text))
+# One pasted line is a failure when it is an error line as relore_error_lines reads one.
+_ERROR_LINE = re.compile(r"^\s*(E\s+)?([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception|Warning)(:\s|:?$)")
+
+
+def looks_like_a_failure(text: str) -> bool:
+    """A pasted traceback, or a single error line: either is split into legs."""
+    if "\n" not in text.strip():
+        return bool(_ERROR_LINE.match(text))
+    return bool(_ERRORISH.search(text))
 
 
 def _hit(row: dict) -> dict:
@@ -200,7 +225,7 @@ async def _normalized(cur, request: SearchRequest) -> dict:
         return {"files": None, "errors": None, "tests": None, "symbols": None}
     await cur.execute(
         _NORMALIZE,
-        {name: list(getattr(request, name)) for name in SIGNALS},
+        {"repo": request.repo, **{name: list(getattr(request, name)) for name in SIGNALS}},
     )
     row = await cur.fetchone()
     # a filter whose every value normalizes to nothing still filters (to nothing), honestly
@@ -273,7 +298,7 @@ async def _legs(cur, request: SearchRequest) -> list[tuple[str, SearchRequest]]:
     base = {
         "repo": request.repo, "limit": MAX_LIMIT, "trust": request.trust,
         "state": request.state, "author": request.author, "kind": request.kind,
-        "since": request.since,
+        "since": request.since, "floor": request.floor,
     }  # fmt: skip
     legs = []
     if found["errors"]:
@@ -292,10 +317,27 @@ async def _legs(cur, request: SearchRequest) -> list[tuple[str, SearchRequest]]:
 
 
 async def search(conn: AsyncConnection, request: SearchRequest) -> dict:
+    """One page. A kind whose floor is above `reported` (rationale) and finds nothing there is
+    asked again with reported text admitted, and the page says so: before authority has
+    resolved write access, maintainers of an organisation are `reported`, and an empty page
+    would hide every answer. Machine text is never admitted this way."""
     async with conn.cursor(row_factory=dict_row) as cur:
-        if not request.has_signals and looks_like_a_traceback(request.text):
-            return await _expanded(cur, request)
-        rows, widened, normalized = await _run(cur, request)
+        page = await _answer(cur, request)
+        floor = request.trust_tiers()
+        if page["hits"] or request.trust or "reported" in floor:
+            return page
+        lowered = replace(request, floor=(*floor, "reported"))
+        second = await _answer(cur, lowered)
+    if not second["hits"]:
+        return page
+    second["trust_lowered"] = {"from": floor, "to": lowered.trust_tiers()}
+    return second
+
+
+async def _answer(cur, request: SearchRequest) -> dict:
+    if not request.has_signals and looks_like_a_failure(request.text):
+        return await _expanded(cur, request)
+    rows, widened, normalized = await _run(cur, request)
     return _page(request, rows, widened, normalized)
 
 

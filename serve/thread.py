@@ -81,7 +81,23 @@ where lower(t.repo) = lower(%(repo)s) and t.number = %(number)s
 
 # One row per comment (a document's chunks folded together), in thread order, with how
 # many of the focus terms it carries (0 without a focus).
-_COMMENTS = """
+# One comment whole from its chunks (documents are chunked; a comment is one source
+# document): the select list over `d`, grouped by d.source_document_id.
+WHOLE_COMMENT = """
+        d.source_document_id as id,
+        min(d.source_id) as source_id,
+        min(d.document_kind) as kind,
+        min(d.author_login) as author,
+        min(d.trust_tier) as trust,
+        min(d.created_at) as created_at,
+        min(d.url) as url,
+        min(d.path) as path,
+        min(d.line) as line,
+        min(d.original_line) as original_line,
+        string_agg(d.body_text, E'\\n\\n' order by d.chunk_index) as body"""
+
+_COMMENTS = (
+    """
 with q as (
     select array_agg(plainto_tsquery('english', w)) as parts
     from unnest(%(terms)s::text[]) as w
@@ -96,16 +112,9 @@ docs as (
 ),
 comments as (
     select
-        d.source_document_id as id,
-        min(d.source_id) as source_id,
-        min(d.document_kind) as kind,
-        min(d.author_login) as author,
-        min(d.trust_tier) as trust,
-        min(d.created_at) as created_at,
-        min(d.url) as url,
-        min(d.path) as path,
-        min(d.line) as line,
-        string_agg(d.body_text, E'\\n\\n' order by d.chunk_index) as body,
+"""
+    + WHOLE_COMMENT
+    + """,
         coalesce(max((
             select count(*) from unnest(q.parts) as part where d.search_vector @@ part
         )), 0) as matched
@@ -116,6 +125,7 @@ select c.*, row_number() over (order by c.created_at, c.id) as position
 from comments as c
 order by c.created_at, c.id
 """
+)
 
 
 def _comment_row(row: dict, *, whole: bool = False, chars: int = SNIPPET_CHARS) -> dict:
@@ -295,8 +305,8 @@ async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None
     async with conn.cursor(row_factory=dict_row) as cur:
         await cur.execute(_HEAD, {"repo": repo, "number": number})
         head = await cur.fetchone()
-        if head is None:
-            return None
+        # A claim names its target by repo and number, so it answers for an issue the
+        # index never fetched (a sample pass, a link to another repository) too.
         await cur.execute(
             """
             select p.repo, p.number, p.state, p.is_merged, p.is_draft, p.title, p.url,
@@ -305,10 +315,8 @@ async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None
                     where d.repo_id = p.repo_id and d.thread_number = p.number
                       and d.document_kind = 'opening_post' limit 1) as author_trust
             from marts.thread_links as l
-            join marts.threads as target
-                on target.repo_id = l.target_repo_id and target.number = l.target_number
             join marts.threads as p on p.repo_id = l.repo_id and p.number = l.thread_number
-            where lower(target.repo) = lower(%(repo)s) and l.target_number = %(number)s
+            where lower(l.target_repo) = lower(%(repo)s) and l.target_number = %(number)s
               and l.link_kind = 'closes' and p.kind = 'pr'
               and (p.state = 'open' or p.is_merged)
             order by p.is_merged, p.updated_at desc
@@ -316,8 +324,10 @@ async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None
             {"repo": repo, "number": number},
         )
         rows = await cur.fetchall()
+    if head is None and not rows:
+        return None
     return {
-        "thread": _head(head),
+        "thread": _head(head) if head else {"repo": repo, "number": number, "indexed": False},
         "returned": len(rows),
         "total": len(rows),
         "pulls": [

@@ -1,13 +1,14 @@
 """The two baselines, over the same documents relore serves (``marts.documents``).
 
-grep: every document (title, review path, body text: what relore's search vector holds)
+grep: every document (title, review path, body text, diff hunk: what relore's search vector
+holds)
 exported as one file, ``<export>/<owner>__<name>/<number>/<document>.txt``. A query is split
 on whitespace into terms (surrounding punctuation stripped, case folded, at most 32); each term
 is one real ``grep -r -c -i -F -- TERM <repo dir>`` over the item's repository. A document
 ranks by how many terms it contains, then by how many of its lines match, then by path. An
 issue number (inflight) is one term, ``#N``, with ``-w`` so ``#12`` does not match ``#123``.
 
-websearch_to_tsquery: ``ts_rank(to_tsvector('english', title || path || body_text),
+websearch_to_tsquery: ``ts_rank(to_tsvector('english', title || path || body || hunk),
 websearch_to_tsquery('english', q))`` over the item's repository, documents that match only,
 best first; nothing else (no weights, no fallback when the conjunction is empty).
 
@@ -41,7 +42,7 @@ def export(url: str, root: Path) -> dict[str, tuple[str, int, str]]:
         rows = conn.execute(
             """
             select repo, thread_number, document_id, coalesce(title, ''), coalesce(path, ''),
-                   coalesce(body_text, '')
+                   coalesce(body_text, '') || E'\n' || coalesce(diff_hunk, '')
             from marts.documents
             where not is_deleted
             order by repo, thread_number, document_id
@@ -99,6 +100,7 @@ docs as (
         to_tsvector(
             'english',
             coalesce(d.title, '') || ' ' || coalesce(d.path, '') || ' ' || coalesce(d.body_text, '')
+            || ' ' || coalesce(d.diff_hunk, '')
         ) as vector
     from marts.documents as d
     where not d.is_deleted and lower(d.repo) = lower(%(repo)s)

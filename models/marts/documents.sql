@@ -149,7 +149,10 @@ final as (
         {%- endfor %}
         setweight(to_tsvector('english', coalesce(title, '')), 'A')
         || setweight(to_tsvector('english', body_text), 'B')
-        || setweight(to_tsvector('simple', coalesce(path, '')), 'C') as search_vector
+        || setweight(to_tsvector('simple', coalesce(path, '')), 'C')
+        -- the code a review comment is anchored to: its identifiers are how a reader
+        -- names what was discussed (the hunk is stored redacted, as GitHub sent it)
+        || setweight(to_tsvector('english', coalesce(diff_hunk, '')), 'D') as search_vector
     from written
 )
 

@@ -1,8 +1,9 @@
 {{ config(**signal_mart_config(['normal_form'], ['normal_form'])) }}
 
--- Error lines a thread carries (`XxxError: msg`, `Exception: ...`, pytest's `E   ...`; every
--- exception of a chained traceback), in relore_error_normal_form: addresses, absolute paths
--- and numbers outside quotes normalised, so a caller's pasted line meets the stored one.
+-- Error lines a thread carries in its title or text (`XxxError: msg`, `Exception: ...`,
+-- pytest's `E   ...`; every exception of a chained traceback), in relore_error_normal_form:
+-- addresses, absolute paths and numbers outside quotes normalised, so a caller's pasted line
+-- meets the stored one.
 with
 
 {{ signal_scope() }}
@@ -14,7 +15,11 @@ found as (
         error_line.error_class,
         error_line.normal_form
     from scoped_documents
-    cross join lateral {{ relore_fn('error_lines') }}(scoped_documents.body_text) as error_line
+    -- the title too: an issue is often named after its error line
+    cross join
+        lateral {{ relore_fn('error_lines') }}(
+            coalesce(scoped_documents.title, '') || E'\n' || scoped_documents.body_text
+        ) as error_line
     where error_line.normal_form is not null
 ),
 

@@ -12,7 +12,7 @@ from fixtures import corpus_payloads as gh
 from relore.client import render
 from relore.extract import database
 from relore.extract.landing import RawObject, Repo, land
-from relore.serve import ranking, search
+from relore.serve import ranking, search, thread
 
 REPO = Repo(4242, "acme/ranking")
 OWNER = gh.user("acme", 9000, "Organization")
@@ -20,12 +20,12 @@ AUTHOR = gh.user("reporter", 9001)
 T0 = 1_700_000_000
 
 
-def _issue(number: int, title: str, body: str) -> RawObject:
+def _issue(number: int, title: str, body: str, pull: dict | None = None) -> RawObject:
     payload = gh.issue(
         REPO.full_name, number=number, issue_id=50_000 + number, title=title, body=body,
         author=AUTHOR, association="NONE", labels=[], state="open", state_reason=None,
         locked=False, assignees=[], milestone_obj=None, comments=0, created=T0 + number,
-        updated=T0 + number, closed=None, closed_by=None, reaction_counts={}, pull=None,
+        updated=T0 + number, closed=None, closed_by=None, reaction_counts={}, pull=pull,
         issue_type=None, sub_issues=(0, 0), parent=None,
     )  # fmt: skip
     return RawObject("issue", payload["id"], number, payload)
@@ -42,13 +42,20 @@ FREQUENT = [
     for n in range(1, 41)
 ]
 RARE = _issue(41, "Report 41", "A deadlock in the pool when two workers wait on each other.")
+FAILING = _issue(
+    42, "Model run crashes", "Running it fails:\n\nValueError: shapes (3,) and (4,) not aligned\n"
+)
+# a pull request claiming to close an issue the index never fetched
+CLAIM = _issue(
+    43, "Align the shapes", "Fixes #99 by padding first.", {"draft": False, "merged_at": None}
+)
 
 
 @pytest.fixture(scope="module")
 def ranked_db(module_db_url, run_dbt, tmp_path_factory):
     repository = gh.repository(REPO.full_name, REPO.repo_id, OWNER, T0, T0, 41)
     _land(module_db_url, [RawObject("repository", REPO.repo_id, None, repository)])
-    _land(module_db_url, [*FREQUENT, RARE])
+    _land(module_db_url, [*FREQUENT, RARE, FAILING, CLAIM])
     build = tmp_path_factory.mktemp("dbt")
     run_dbt(module_db_url, build, "build")
     return module_db_url, build
@@ -90,7 +97,7 @@ def test_corpus_statistics_describe_the_live_documents(ranked_db):
             "where repo_id = %s and not is_deleted",
             (REPO.repo_id,),
         ).fetchone()
-    assert (documents, frequency) == (41, {"timeout": 40, "deadlock": 1})
+    assert (documents, frequency) == (43, {"timeout": 40, "deadlock": 1})
     assert (documents, round(avg_length, 6)) == (live, round(float(mean), 6))
 
 
@@ -122,12 +129,12 @@ def test_statistics_refresh_only_once_drift_is_reached(ranked_db, run_dbt):
                 "select documents from marts.corpus_stats where repo_id = %s", (REPO.repo_id,)
             ).fetchone()[0]
 
-    # one new document of 41 (2.4%) is past the default 2% drift
-    _land(url, [_issue(42, "Report 42", "A deadlock again, in the scheduler this time.")])
+    # one new document of 43 (2.3%) is past the default 2% drift
+    _land(url, [_issue(44, "Report 44", "A deadlock again, in the scheduler this time.")])
     run_dbt(url, build, "build", "--vars", "{relore_stats_drift: 0.05}")
-    assert refreshed() == 41, "under 5% drift the statistics must not be recounted"
+    assert refreshed() == 43, "under 5% drift the statistics must not be recounted"
     run_dbt(url, build, "build")
-    assert refreshed() == 42
+    assert refreshed() == 44
     with psycopg.connect(url) as conn:
         deadlock = conn.execute(
             "select documents from marts.lexeme_stats where repo_id = %s and lexeme = 'deadlock'",
@@ -144,3 +151,41 @@ def test_a_capped_candidate_set_is_said_on_the_page(ranked_db, monkeypatch):
     assert "ranked the first 5 matching documents" in render.search_page(page)
     uncapped = _search(ranked_db[0], q="deadlock", repo=REPO.full_name)
     assert "candidate_cap" not in uncapped
+
+
+def test_rationale_with_no_authoritative_answer_lowers_its_floor_and_says_so(ranked_db):
+    # every author here is NONE: before authority runs, maintainers look just like this
+    page = _search(ranked_db[0], q="deadlock", repo=REPO.full_name, kind="rationale")
+    assert page["trust_lowered"] == {
+        "from": ["authoritative"],
+        "to": ["authoritative", "reported"],
+    }
+    assert {h["number"] for h in page["hits"]} <= {41, 44}  # 44 lands in the drift test
+    assert 41 in {h["number"] for h in page["hits"]}
+    assert {h["trust"] for h in page["hits"]} == {"reported"}
+    assert "trust floor lowered" in render.search_page(page)
+    asked = _search(ranked_db[0], q="deadlock", repo=REPO.full_name, trust="authoritative")
+    assert asked["hits"] == [] and "trust_lowered" not in asked
+
+
+def test_one_pasted_error_line_is_searched_by_its_error_signal_too(ranked_db):
+    page = _search(
+        ranked_db[0], q="ValueError: shapes (5,) and (6,) not aligned", repo=REPO.full_name
+    )
+    assert page["expanded"] is True
+    error_leg = next(leg for leg in page["legs"] if leg["leg"] == "error")
+    # the numbers differ from the stored line; the normal form does not
+    assert error_leg["returned"] >= 1
+    assert page["hits"][0]["number"] == 42
+
+
+def test_inflight_answers_for_an_issue_the_index_never_fetched(ranked_db):
+    async def go():
+        reader = database.reader_url(ranked_db[0], env={})
+        async with await psycopg.AsyncConnection.connect(reader, autocommit=True) as conn:
+            return await thread.inflight(conn, REPO.full_name, 99)
+
+    page = asyncio.run(go())
+    assert page["thread"] == {"repo": REPO.full_name, "number": 99, "indexed": False}
+    assert [(p["number"], p["state"]) for p in page["pulls"]] == [(43, "open")]
+    assert "not indexed; claims to close it are" in render.inflight_page(page)

@@ -83,10 +83,13 @@ def test_final_stage_installs_no_compilers():
         "g++",
         "clang",
         "make ",
-        "apt-get install",
         "pip install",
     ):
         assert tool not in final, f"{tool!r} in the runtime stage"
+    # the one system package the runtime needs: git, for the working clones
+    installed = re.findall(r"apt-get install ((?:-\S+\s+)*)([\w.+\- ]+?)(?:&&|$)", final)
+    packages = {name for _, names in installed for name in names.split()}
+    assert packages <= {"git"}, f"runtime stage installs {packages - {'git'}}"
 
 
 def test_final_stage_carries_the_dbt_project_and_works_from_it():

@@ -13,7 +13,7 @@ from relore.client.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 SURFACES = ("README.md", "AGENTS.md")
-REPO_SCOPED = {"search", "thread", "inflight", "rules"}
+REPO_SCOPED = {"search", "thread", "inflight", "rules", "why", "symbol", "grep", "copies"}
 
 
 def shipped_verbs() -> list[str]:

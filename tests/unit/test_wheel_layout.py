@@ -26,6 +26,8 @@ def test_wheel_puts_every_module_under_relore_and_ships_both_commands(tmp_path):
     assert not stray, stray
     for package in ("client", "extract", "serve"):
         assert f"relore/{package}/__init__.py" in names
+    for asset in ("index.html", "app.js", "app.css"):  # the page at / ships as package data
+        assert f"relore/serve/static/{asset}" in names
     assert not any(n.startswith(("relore/tests", "tests/")) for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -1,0 +1,16 @@
+"""The service's JSON responses: one encoder for every route (UTF-8 as is, dates as text)."""
+
+from __future__ import annotations
+
+import json
+
+from starlette.responses import Response
+
+
+def json_response(payload: dict, status_code: int = 200) -> Response:
+    body = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+    return Response(body, status_code=status_code, media_type="application/json")
+
+
+def error_response(status_code: int, message: str, **extra) -> Response:
+    return json_response({"error": message, **extra}, status_code)

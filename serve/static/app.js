@@ -1,0 +1,599 @@
+"use strict";
+// relore's page for people. It calls the same /api/v1 routes the client does and puts every
+// byte it gets back on the page as a text node: nothing here parses markup from data.
+(function () {
+  const VERSION = document.querySelector('meta[name="relore-version"]').content;
+  const TOKEN_KEY = "relore.token";
+  const SIGNALS = ["file", "error", "test", "symbol"];
+  const FILTERS = ["repo", ...SIGNALS, "author", "kind", "trust", "state", "since"];
+  const THREAD_KEYS = ["repo", "number", "mode", "focus", "after", "comment"];
+  const GRADES = [
+    [2, "answers it"],
+    [1, "partly"],
+    [0, "not relevant"],
+  ];
+  const $ = (id) => document.getElementById(id);
+
+  class ApiError extends Error {
+    constructor(status, message) {
+      super(message);
+      this.status = status;
+    }
+  }
+
+  // --- building the page: text nodes only -------------------------------------------------
+
+  function safeHref(url) {
+    try {
+      const parsed = new URL(String(url), location.href);
+      if (parsed.protocol === "https:" || parsed.protocol === "http:") return parsed.href;
+    } catch (err) {
+      // not a URL: fall through
+    }
+    return "#";
+  }
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (name === "href") node.setAttribute("href", safeHref(value));
+      else node.setAttribute(name, value === true ? "" : String(value));
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child); // a string becomes a text node: never parsed as markup
+    }
+    return node;
+  }
+
+  function clear(...nodes) {
+    for (const node of nodes) node.replaceChildren();
+  }
+
+  function say(id, text, isError) {
+    const node = $(id);
+    node.textContent = text || "";
+    node.classList.toggle("error", Boolean(isError));
+  }
+
+  // --- talking to the daemon ----------------------------------------------------------------
+
+  function token() {
+    return sessionStorage.getItem(TOKEN_KEY) || "";
+  }
+
+  async function explain(response) {
+    let message = `${response.status} ${response.statusText}`;
+    try {
+      const body = await response.json();
+      if (body && typeof body.error === "string") message = body.error;
+    } catch (err) {
+      // not JSON: keep the status line
+    }
+    if (response.status === 401) {
+      return `${message} — paste a token above (it is kept in this tab only)`;
+    }
+    if (response.status === 426) {
+      const daemon = response.headers.get("x-relore-version") || "another version";
+      return `this page came from relore ${VERSION} and the daemon now runs ${daemon}: reload the page`;
+    }
+    return message;
+  }
+
+  async function api(path, params, options = {}) {
+    const url = new URL(`api/v1/${path}`, document.baseURI);
+    for (const [name, value] of Object.entries(params || {})) {
+      for (const item of [].concat(value)) {
+        if (item !== null && item !== undefined && item !== "") url.searchParams.append(name, item);
+      }
+    }
+    const headers = {
+      "x-relore-client": VERSION,
+      accept: options.text ? "text/plain" : "application/json",
+    };
+    if (token()) headers.authorization = `Bearer ${token()}`;
+    const init = { method: options.method || "GET", headers, cache: "no-store", credentials: "omit" };
+    if (options.body !== undefined) {
+      headers["content-type"] = "application/json";
+      init.body = JSON.stringify(options.body);
+    }
+    let response;
+    try {
+      response = await fetch(url, init);
+    } catch (err) {
+      throw new ApiError(0, "the daemon did not answer: is `relored serve` still running?");
+    }
+    if (!response.ok) throw new ApiError(response.status, await explain(response));
+    return options.text ? response.text() : response.json();
+  }
+
+  // --- the token --------------------------------------------------------------------------------
+
+  function showTokenState() {
+    $("token").value = "";
+    $("token-state").textContent = token() ? "a token is kept for this tab" : "no token";
+  }
+
+  $("token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const value = $("token").value.trim();
+    if (value) sessionStorage.setItem(TOKEN_KEY, value);
+    showTokenState();
+    loadIndex();
+    route();
+  });
+
+  $("token-forget").addEventListener("click", () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    showTokenState();
+  });
+
+  // --- views and the address bar ----------------------------------------------------------------
+
+  function show(view) {
+    $("search-view").hidden = view !== "search";
+    $("thread-view").hidden = view !== "thread";
+  }
+
+  function hashFor(view, params) {
+    const clean = {};
+    for (const [name, value] of Object.entries(params)) {
+      if (value !== null && value !== undefined && value !== "") clean[name] = value;
+    }
+    return `#/${view}?${new URLSearchParams(clean).toString()}`;
+  }
+
+  function go(view, params) {
+    const hash = hashFor(view, params);
+    if (location.hash === hash) route();
+    else location.hash = hash;
+  }
+
+  function route() {
+    const match = location.hash.match(/^#\/(search|thread)\?([\s\S]*)$/);
+    if (!match) {
+      show("search");
+      return;
+    }
+    const given = new URLSearchParams(match[2]);
+    const keys = match[1] === "search" ? ["q", ...FILTERS] : THREAD_KEYS;
+    const params = {};
+    for (const name of keys) if (given.get(name)) params[name] = given.get(name);
+    if (match[1] === "search") {
+      $("back").setAttribute("href", location.hash); // a thread's "← search" returns here
+      fillSearchForm(params);
+      show("search");
+      runSearch(params);
+    } else {
+      show("thread");
+      openThread(params);
+    }
+  }
+
+  // --- the shell line an agent would have run --------------------------------------------------
+
+  function shellQuote(value) {
+    const text = String(value);
+    return /^[A-Za-z0-9_./:#@=-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+  }
+
+  function searchCommand(params) {
+    const words = ["relore", "search"];
+    if (params.q) words.push(shellQuote(params.q));
+    for (const name of FILTERS) if (params[name]) words.push(`--${name}`, shellQuote(params[name]));
+    return words.join(" ");
+  }
+
+  function threadCommand(params) {
+    const words = ["relore", "thread", `${params.repo}#${params.number}`];
+    const flag = { outline: "--outline", full: "--full", files: "--files" }[params.mode];
+    if (flag) words.push(flag);
+    if (params.mode === "comment") words.push("--comment", shellQuote(params.comment));
+    if (params.after) words.push("--after", shellQuote(params.after));
+    if (params.focus) words.push("--focus", shellQuote(params.focus));
+    return words.join(" ");
+  }
+
+  // --- search -----------------------------------------------------------------------------------
+
+  let searchSeq = 0;
+
+  function searchParams() {
+    const data = new FormData($("search-form"));
+    const params = {};
+    for (const name of ["q", ...FILTERS]) {
+      const value = String(data.get(name) || "");
+      if (value.trim()) params[name] = name === "q" ? value : value.trim();
+    }
+    return params;
+  }
+
+  function fillSearchForm(params) {
+    const form = $("search-form");
+    for (const name of ["q", ...FILTERS]) {
+      const field = form.elements.namedItem(name);
+      if (field) field.value = params[name] || "";
+    }
+  }
+
+  $("search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    go("search", searchParams());
+  });
+
+  // Enter in the query box is a new line (tracebacks); Ctrl/Cmd+Enter searches
+  $("q").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      $("search-form").requestSubmit();
+    }
+  });
+
+  function filterWords(params) {
+    return FILTERS.filter((name) => params[name]).map((name) => `${name}=${params[name]}`);
+  }
+
+  async function runSearch(params) {
+    const seq = ++searchSeq;
+    clear($("hits"), $("search-summary"));
+    $("search-model").hidden = true;
+    say("search-message", "searching…");
+    let page;
+    try {
+      page = await api("search", params);
+    } catch (err) {
+      if (seq === searchSeq) say("search-message", err.message, true);
+      return;
+    }
+    if (seq !== searchSeq) return;
+    say("search-message", "");
+    renderSearch(page, params);
+  }
+
+  function renderSearch(page, params) {
+    const summary = $("search-summary");
+    let head = `${page.returned} of ${page.total}`;
+    if ((page.matches || 0) > page.total) {
+      head += ` (${page.matches} matching documents, at most ${page.per_thread_cap} per thread)`;
+    }
+    summary.append(el("p", {}, head));
+    if (page.expanded) {
+      const legs = (page.legs || []).map((leg) => `${leg.leg} (${leg.returned})`).join(", ");
+      summary.append(el("p", {}, `expanded a traceback into legs, merged: ${legs}`));
+    }
+    if (page.normalized_filters) {
+      const shown = Object.entries(page.normalized_filters)
+        .map(([name, values]) => `${name}: ${[].concat(values).join(", ")}`)
+        .join("; ");
+      summary.append(el("p", {}, `filters as the index holds them: ${shown}`));
+    }
+    if (page.widened) {
+      summary.append(
+        el(
+          "p",
+          { class: "notice" },
+          "widened: no document carries every term; showing documents ranked by how many of the terms they carry",
+        ),
+      );
+    }
+    if (!page.hits.length) {
+      const filters = Object.entries(page.filters || {})
+        .map(([name, value]) => `${name}=${[].concat(value).join(",")}`)
+        .join(", ");
+      summary.append(el("p", { class: "notice" }, `no matches${filters ? ` with filters ${filters}` : ""}`));
+    }
+    const list = $("hits");
+    page.hits.forEach((hit) => list.append(hitNode(hit, params)));
+  }
+
+  function trustNode(trust) {
+    return el("span", { class: `trust trust-${trust || "unknown"}` }, `[${trust || "?"}]`);
+  }
+
+  function hitNode(hit, params) {
+    const open = el(
+      "a",
+      { class: "hit-open", href: hashFor("thread", { repo: hit.repo, number: hit.number }) },
+      `${hit.repo}#${hit.number}`,
+    );
+    return el(
+      "li",
+      { class: "hit", "data-document-id": hit.document_id, "data-number": hit.number },
+      el("div", { class: "hit-head" }, open, ` ${hit.kind} ${hit.state} — `, el("span", { class: "title" }, hit.title)),
+      el(
+        "div",
+        { class: "meta" },
+        `${hit.document_kind} by ${hit.author} `,
+        trustNode(hit.trust),
+        ` ${hit.age} (${hit.date}) `,
+        el("a", { href: hit.url, rel: "noopener noreferrer", target: "_blank" }, "on GitHub"),
+      ),
+      el("pre", { class: "snippet" }, hit.snippet || ""),
+      labelNode(hit, params),
+    );
+  }
+
+  function labelQuery(params) {
+    const text = (params.q || "").trim();
+    return text || filterWords(params).join(" ");
+  }
+
+  function labelNode(hit, params) {
+    const status = el("span", { class: "label-status", role: "status" });
+    const buttons = GRADES.map(([grade, words]) => {
+      const button = el("button", { type: "button", class: `label label-${grade}` }, words);
+      button.addEventListener("click", async () => {
+        status.textContent = "recording…";
+        status.classList.remove("error");
+        try {
+          await api("label", null, {
+            method: "POST",
+            body: {
+              query: labelQuery(params),
+              repo: hit.repo,
+              document_id: hit.document_id,
+              url: hit.url,
+              grade,
+            },
+          });
+          status.textContent = `recorded: ${words}`;
+        } catch (err) {
+          status.textContent = err.message;
+          status.classList.add("error");
+        }
+      });
+      return button;
+    });
+    return el("div", { class: "labels" }, "relevance: ", buttons, " ", status);
+  }
+
+  $("search-as-model").addEventListener("click", async () => {
+    const params = searchParams();
+    $("search-model").hidden = false;
+    $("search-model-command").textContent = searchCommand(params);
+    $("search-model-text").textContent = "…";
+    try {
+      $("search-model-text").textContent = await api("search", { ...params, format: "text" }, { text: true });
+    } catch (err) {
+      $("search-model-text").textContent = "";
+      say("search-message", err.message, true);
+    }
+  });
+
+  // --- one thread -------------------------------------------------------------------------------
+
+  let current = null; // {params, nextAfter, firstId}
+  let threadSeq = 0;
+
+  function threadHead(head) {
+    const by = head.author ? [`${head.author} `, trustNode(head.trust)] : ["?"];
+    return el(
+      "div",
+      {},
+      el("h2", {}, `${head.repo}#${head.number} ${head.kind} ${head.state} — ${head.title}`),
+      el(
+        "p",
+        { class: "meta" },
+        "opened by ",
+        by,
+        ` ${head.age} (${head.date}) `,
+        el("a", { href: head.url, rel: "noopener noreferrer", target: "_blank" }, "on GitHub"),
+      ),
+    );
+  }
+
+  function commentNode(comment) {
+    const where = comment.path ? ` on ${comment.path}:${comment.line || "?"}` : "";
+    const text = el("pre", { class: "comment-text" }, comment.text || "");
+    const node = el(
+      "article",
+      { class: "comment", "data-comment-id": comment.id },
+      el(
+        "div",
+        { class: "meta" },
+        `[${comment.id}] ${comment.kind}${where} by ${comment.author} `,
+        trustNode(comment.trust),
+        ` ${comment.age} (${comment.date})`,
+      ),
+      text,
+    );
+    if (comment.body_chars) {
+      const whole = el("button", { type: "button", class: "whole" }, `whole comment (${comment.body_chars} chars)`);
+      whole.addEventListener("click", async () => {
+        try {
+          const page = await api("thread", { ...threadKey(), mode: "comment", comment: comment.id });
+          if (page.comments && page.comments.length) text.textContent = page.comments[0].text || "";
+          whole.remove();
+        } catch (err) {
+          say("thread-message", err.message, true);
+        }
+      });
+      node.append(whole);
+    }
+    return node;
+  }
+
+  function threadKey() {
+    return { repo: current.params.repo, number: current.params.number };
+  }
+
+  $("thread-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    go("thread", { ...threadKey(), focus: $("thread-focus").value.trim() });
+  });
+
+  for (const button of document.querySelectorAll("#thread-form button[data-mode]")) {
+    if (button.type === "submit") continue;
+    button.addEventListener("click", () => {
+      go("thread", { ...threadKey(), mode: button.dataset.mode, focus: $("thread-focus").value.trim() });
+    });
+  }
+
+  async function openThread(params) {
+    const seq = ++threadSeq;
+    current = { params, nextAfter: null, firstId: null };
+    $("thread-focus").value = params.focus || "";
+    $("thread-model").hidden = true;
+    $("load-more").hidden = true;
+    $("read-in-order").hidden = true;
+    clear($("thread-head"), $("thread-body"));
+    say("thread-summary", "");
+    say("thread-message", "loading…");
+    let page;
+    try {
+      page = await api("thread", { ...params, mode: params.mode || "page" });
+    } catch (err) {
+      if (seq === threadSeq) say("thread-message", err.message, true);
+      return;
+    }
+    if (seq !== threadSeq) return;
+    say("thread-message", "");
+    $("thread-head").append(threadHead(page.thread));
+    const body = $("thread-body");
+    if (page.mode === "full") {
+      say("thread-summary", `opening post, ${page.body_chars} chars:`);
+      body.append(el("pre", { class: "comment-text" }, page.opening_post || ">"));
+    } else if (page.mode === "files") {
+      say("thread-summary", `changed files: ${page.returned} of ${page.total} listed`);
+      body.append(el("ul", { class: "files" }, page.files.map((f) => el("li", {}, `${f.change || "?"} ${f.path}`))));
+      if (page.missing) body.append(el("p", { class: "notice" }, page.missing));
+    } else if (page.mode === "outline") {
+      renderOutline(page);
+    } else {
+      renderComments(page);
+    }
+  }
+
+  function renderOutline(page) {
+    let head = `outline: ${page.returned} of ${page.total} comments`;
+    if (page.focus_matched !== undefined && page.focus_matched !== null) {
+      head += ` (${page.focus_matched} match the focus${page.focus_widened ? ", none did: showing all" : ""})`;
+    }
+    say("thread-summary", head);
+    const list = el("ol", { class: "outline" });
+    for (const row of page.outline) {
+      const open = el("button", { type: "button", class: "outline-open" }, "read");
+      const item = el(
+        "li",
+        { "data-comment-id": row.id },
+        el("span", { class: "meta" }, `[${row.id}] ${row.author} `, trustNode(row.trust), ` ${row.date} `),
+        el("span", { class: "outline-line" }, row.line),
+        " ",
+        open,
+      );
+      open.addEventListener("click", async () => {
+        try {
+          const one = await api("thread", { ...threadKey(), mode: "comment", comment: row.id });
+          (one.comments || []).forEach((c) => item.append(commentNode(c)));
+          open.remove();
+        } catch (err) {
+          say("thread-message", err.message, true);
+        }
+      });
+      list.append(item);
+    }
+    $("thread-body").append(list);
+    if (page.capped) {
+      $("thread-body").append(el("p", { class: "notice" }, `CAPPED: ${page.capped}; narrow with a focus`));
+    }
+  }
+
+  function commentsSummary(page, shown) {
+    let text = `comments: ${shown} of ${page.total} (${page.selection || ""})`;
+    if (page.focus_matched !== undefined && page.focus_matched !== null) {
+      text += `; ${page.focus_matched} of ${page.total} carry a focus word`;
+    }
+    return text;
+  }
+
+  function renderComments(page) {
+    const body = $("thread-body");
+    (page.comments || []).forEach((c) => body.append(commentNode(c)));
+    if (page.missing) body.append(el("p", { class: "notice" }, page.missing));
+    current.shown = (page.comments || []).length;
+    current.firstId = page.comments && page.comments.length ? page.comments[0].id : null;
+    say("thread-summary", commentsSummary(page, current.shown));
+    setNextAfter(page.next_after);
+    $("read-in-order").hidden = !(page.selection === "ends and middle" && current.firstId);
+  }
+
+  function setNextAfter(id) {
+    current.nextAfter = id || null;
+    $("load-more").hidden = !current.nextAfter;
+  }
+
+  async function loadAfter(after, replace) {
+    const seq = threadSeq;
+    let page;
+    try {
+      page = await api("thread", { ...threadKey(), after, focus: current.params.focus });
+    } catch (err) {
+      say("thread-message", err.message, true);
+      return;
+    }
+    if (seq !== threadSeq) return;
+    const body = $("thread-body");
+    if (replace) {
+      // keep the first comment, then read on from it in order
+      const first = body.querySelector(".comment");
+      clear(body);
+      if (first) body.append(first);
+      current.shown = first ? 1 : 0;
+      $("read-in-order").hidden = true;
+    }
+    (page.comments || []).forEach((c) => body.append(commentNode(c)));
+    current.shown += (page.comments || []).length;
+    say("thread-summary", commentsSummary(page, current.shown));
+    setNextAfter(page.next_after);
+  }
+
+  $("load-more").addEventListener("click", () => {
+    if (current && current.nextAfter) loadAfter(current.nextAfter, false);
+  });
+
+  $("read-in-order").addEventListener("click", () => {
+    if (current && current.firstId) loadAfter(current.firstId, true);
+  });
+
+  $("thread-as-model").addEventListener("click", async () => {
+    const params = { ...current.params, mode: current.params.mode || "page" };
+    $("thread-model").hidden = false;
+    $("thread-model-command").textContent = threadCommand(params);
+    $("thread-model-text").textContent = "…";
+    try {
+      $("thread-model-text").textContent = await api("thread", { ...params, format: "text" }, { text: true });
+    } catch (err) {
+      $("thread-model-text").textContent = "";
+      say("thread-message", err.message, true);
+    }
+  });
+
+  // --- what the index holds -------------------------------------------------------------------
+
+  async function loadIndex() {
+    let page;
+    try {
+      page = await api("status", {});
+    } catch (err) {
+      say("index-status", err.message, true);
+      return;
+    }
+    say("index-status", "");
+    const repos = $("repos");
+    clear(repos);
+    const parts = [];
+    for (const repo of page.repos) {
+      repos.append(el("option", { value: repo.repo }));
+      parts.push(`${repo.repo}: ${repo.threads} threads, ${repo.documents} documents`);
+    }
+    say("index-status", parts.length ? parts.join(" · ") : "nothing indexed yet");
+    const field = $("f-repo");
+    if (!field.value && page.repos.length === 1) field.value = page.repos[0].repo;
+  }
+
+  window.addEventListener("hashchange", route);
+  showTokenState();
+  loadIndex();
+  route();
+})();
