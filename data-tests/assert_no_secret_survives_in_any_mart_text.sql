@@ -1,6 +1,23 @@
 -- No text column of any table or view in marts still holds something relore_redact would
 -- redact (the catalog in macros/relore_functions.sql). relore_secret_leaks reads the columns
--- from the catalog at run time, so a text column added tomorrow is covered today.
+-- from the catalog at run time, so a text column added tomorrow is covered today. It reads
+-- the schema, not refs, so every mart is named below for dbt to run it after them (a new
+-- mart belongs in this list; tests/unit/test_dbt_test_order.py checks that none is missing).
+-- depends_on: {{ ref('corpus_stats') }}
+-- depends_on: {{ ref('documents') }}
+-- depends_on: {{ ref('lexeme_stats') }}
+-- depends_on: {{ ref('pass_checkpoints') }}
+-- depends_on: {{ ref('path_aliases') }}
+-- depends_on: {{ ref('repo_status') }}
+-- depends_on: {{ ref('rules') }}
+-- depends_on: {{ ref('thread_commits') }}
+-- depends_on: {{ ref('thread_errors') }}
+-- depends_on: {{ ref('thread_files') }}
+-- depends_on: {{ ref('thread_labels') }}
+-- depends_on: {{ ref('thread_links') }}
+-- depends_on: {{ ref('thread_symbols') }}
+-- depends_on: {{ ref('thread_tests') }}
+-- depends_on: {{ ref('threads') }}
 select
     leaks.table_name,
     leaks.column_name,
