@@ -122,7 +122,7 @@ def main() -> None:
     parser.add_argument("--comments-per-thread", type=int, default=40)
     parser.add_argument("--change", type=float, default=0.01, help="share of threads edited")
     parser.add_argument(
-        "--keep", action="store_true", help="leave the cluster running for search_latency.py"
+        "--keep", action="store_true", help="leave the cluster running (for serve_load.py)"
     )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="relore-build-"))
