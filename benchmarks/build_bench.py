@@ -142,10 +142,27 @@ def main() -> None:
         repo = Repo(world.repo_id, world.repo_payload["full_name"])
         start = time.perf_counter()
         landed = land_corpus(url, world, repo)
-        # A history lands over months, not in the minute before the first build: age it, so
-        # the incremental builds' lookback window holds only what changed afterwards.
+        # A history lands over months, not in the minute before the first build: an index
+        # kept by polls lands each object soon after GitHub last changed it. Spread the
+        # loads that way, newest two days ago, so the builds' one-hour lookback holds only
+        # what arrives after the first build (a constant shift would keep the whole
+        # minutes-long landing inside one hour and make the next build a full one).
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("update raw.github_objects set loaded_at = loaded_at - interval '2 days'")
+            conn.execute(
+                """
+                with changed as (
+                    select repo_id, row_id, coalesce((payload ->> 'updated_at')::timestamptz,
+                        (payload ->> 'created_at')::timestamptz) as at
+                    from raw.github_objects
+                ),
+                newest as (select max(at) as at from changed)
+                update raw.github_objects as o
+                set loaded_at = now() - interval '2 days'
+                    - (newest.at - coalesce(changed.at, newest.at))
+                from changed, newest
+                where o.repo_id = changed.repo_id and o.row_id = changed.row_id
+                """
+            )
         report = {"threads": args.threads, "payloads_landed": landed,
                   "land_s": round(time.perf_counter() - start, 1), "postgres": settings}  # fmt: skip
         report["full_build"] = dbt_build(url, work)

@@ -9,6 +9,7 @@
             {'columns': ['search_vector'], 'type': 'gin'},
             {'columns': ['repo_id', 'thread_number']},
             {'columns': ['repo_id', 'author_login']},
+            {'columns': ['trust_tier']},
             {'columns': ['source_loaded_at']},
         ],
     )
@@ -36,43 +37,90 @@ with
         select * from {{ ref('machine_accounts') }}
     ),
 
+    -- The only stored documents whose tier can have moved since the last build: those of
+    -- authors whose write access authority checked since then, those of configured
+    -- machine accounts not yet stored as machine, and those stored as machine that are not
+    -- bots by type (an account taken off the list). Found through the author index, never
+    -- by reading the whole mart.
+    retier_candidates as (
+        select
+            in_mart.repo_id,
+            in_mart.thread_number,
+            in_mart.repo,
+            in_mart.author_login,
+            in_mart.author_type,
+            in_mart.author_association,
+            in_mart.trust_tier,
+            in_mart.source_loaded_at
+        from permissions
+        inner join {{ this }} as in_mart
+            on
+                permissions.repo_id = in_mart.repo_id
+                and permissions.login = in_mart.author_login
+        where
+            permissions.checked_at > {{ mart_since() }}
+            and not in_mart.is_deleted
+        union
+        select
+            in_mart.repo_id,
+            in_mart.thread_number,
+            in_mart.repo,
+            in_mart.author_login,
+            in_mart.author_type,
+            in_mart.author_association,
+            in_mart.trust_tier,
+            in_mart.source_loaded_at
+        from (select distinct login from machine_accounts) as listed
+        inner join {{ this }} as in_mart on listed.login = in_mart.author_login
+        where in_mart.trust_tier != 'machine' and not in_mart.is_deleted
+        union
+        select
+            in_mart.repo_id,
+            in_mart.thread_number,
+            in_mart.repo,
+            in_mart.author_login,
+            in_mart.author_type,
+            in_mart.author_association,
+            in_mart.trust_tier,
+            in_mart.source_loaded_at
+        from {{ this }} as in_mart
+        where
+            in_mart.trust_tier = 'machine'
+            and in_mart.author_type is distinct from 'Bot'
+            and not in_mart.is_deleted
+    ),
+
     -- Threads holding a document whose stored tier is no longer what authority and the
     -- machine accounts say: re-derived though no text changed.
     retiered as (
         select
-            in_mart.repo_id,
-            in_mart.thread_number,
-            max(in_mart.source_loaded_at) as changed_at
-        from {{ this }} as in_mart
+            candidates.repo_id,
+            candidates.thread_number,
+            max(candidates.source_loaded_at) as changed_at
+        from retier_candidates as candidates
         left join permissions
             on
-                in_mart.repo_id = permissions.repo_id
-                and in_mart.author_login = permissions.login
+                candidates.repo_id = permissions.repo_id
+                and candidates.author_login = permissions.login
         left join lateral (
             select bool_or(true) as is_machine_account
             from machine_accounts
             where
-                machine_accounts.login = in_mart.author_login
+                machine_accounts.login = candidates.author_login
                 and (
                     coalesce(machine_accounts.repo, '') = ''
-                    or lower(machine_accounts.repo) = lower(in_mart.repo)
+                    or lower(machine_accounts.repo) = lower(candidates.repo)
                 )
         ) as machine_account on true
         where
-            not in_mart.is_deleted
-            and (
-                permissions.login is not null
-                or machine_account.is_machine_account
-                or in_mart.trust_tier = 'machine'
-            )
-            and in_mart.trust_tier != {{ trust_tier(
-                'in_mart.author_type',
-                'in_mart.author_login',
-                'in_mart.author_association',
+            candidates.trust_tier != {{ trust_tier(
+                'candidates.author_type',
+                'candidates.author_login',
+                'candidates.author_association',
                 'machine_account.is_machine_account',
                 'permissions.has_write'
             ) }}
-        group by in_mart.repo_id, in_mart.thread_number
+        group by candidates.repo_id, candidates.thread_number
     ),
 
     scope as (
