@@ -127,11 +127,53 @@ _FREQUENCIES = f"""
     ) as tf"""
 
 
-def _candidates(match: str, order: str = "") -> str:
+# With an --error or --test filter, candidates start from the threads that signal names
+# (an index lookup) rather than from every document the text or the recency order reaches:
+# a frequent word, or no word at all, would otherwise test the filter on most of the mart.
+SIGNAL_DRIVERS = {
+    "errors": """select distinct e.repo_id, e.thread_number from marts.thread_errors as e
+        where e.normal_form = any(%(errors)s)""",
+    "tests": """select distinct x.repo_id, x.thread_number from marts.thread_tests as x
+        where x.test_id = any(%(tests)s) or x.test_name = any(%(tests)s)""",
+}
+
+
+# Past this many signalled threads a text query is better served by the GIN index, and a
+# filter-only query (newest first) reads the most recently updated threads only.
+DRIVER_THREADS = 2000
+# A thread's updated_at bounds its newest document: the newest CANDIDATE_CAP documents of a
+# common signal sit in its most recently updated threads.
+NEWEST_THREADS = 500
+
+
+def driver_for(normalized: dict) -> str | None:
+    """Which signal filter candidates start from, if any."""
+    return next((name for name in SIGNAL_DRIVERS if normalized.get(name)), None)
+
+
+def driver_count_sql(driver: str) -> str:
+    return f"select count(*) as n from ({SIGNAL_DRIVERS[driver]} limit {DRIVER_THREADS + 1}) as s"
+
+
+def _candidates(
+    match: str, order: str = "", driver: str | None = None, newest_threads: bool = False
+) -> str:
+    source = "marts.documents as d"
+    if driver:
+        signalled = SIGNAL_DRIVERS[driver]
+        if newest_threads:
+            signalled = f"""select s.repo_id, s.thread_number
+        from ({signalled}) as s
+        join marts.threads as recent on recent.repo_id = s.repo_id and recent.number = s.thread_number
+        order by recent.updated_at desc nulls last
+        limit {NEWEST_THREADS}"""
+        source = f"""({signalled}) as signalled
+    join marts.documents as d
+        on d.repo_id = signalled.repo_id and d.thread_number = signalled.thread_number"""
     return f"""
 candidates as materialized (
     select {_CANDIDATE_COLUMNS}
-    from marts.documents as d
+    from {source}
     join marts.threads as t on t.repo_id = d.repo_id and t.number = d.thread_number
     cross join q
     where {match} {ADMISSIBLE}
@@ -140,12 +182,12 @@ candidates as materialized (
 ),"""
 
 
-def strict_sql(has_text: bool) -> str:
+def strict_sql(has_text: bool, driver: str | None = None, newest_threads: bool = False) -> str:
     """The conjunction of every term, BM25-ranked; with no text, the newest admissible."""
     if not has_text:
         return (
             _QUERY.format(query="null::tsquery")
-            + _candidates("", "order by d.created_at desc, d.document_id")
+            + _candidates("", "order by d.created_at desc, d.document_id", driver, newest_threads)
             + """
 scored as (
     select c.*, 0 as matched_terms, 0 as score from candidates as c
@@ -154,7 +196,7 @@ scored as (
         )
     return (
         _QUERY.format(query="plainto_tsquery('english', %(text)s)")
-        + _candidates("d.search_vector @@ q.query and")
+        + _candidates("d.search_vector @@ q.query and", driver=driver)
         + f"""
 scored as (
     select
@@ -168,7 +210,7 @@ scored as (
     )
 
 
-def widened_sql() -> str:
+def widened_sql(driver: str | None = None) -> str:
     """Any term, ranked by coverage of the caller's terms first and BM25 second."""
     return (
         """
@@ -181,7 +223,7 @@ with term as (
         + _QUERY.format(
             query="(select (string_agg(term.query::text, ' | '))::tsquery from term)"
         ).removeprefix("\nwith ")
-        + _candidates("q.query is not null and d.search_vector @@ q.query and")
+        + _candidates("q.query is not null and d.search_vector @@ q.query and", driver=driver)
         + f"""
 covered as (
     select c.*,

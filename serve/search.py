@@ -258,13 +258,24 @@ async def _run(cur, request: SearchRequest) -> tuple[list[dict], bool, dict]:
         "cap": ranking.CANDIDATE_CAP,
         **normalized,
     }
-    await cur.execute(ranking.strict_sql(bool(request.terms)), params)
+    driver = ranking.driver_for(normalized)
+    newest_threads = False
+    if driver:
+        await cur.execute(ranking.driver_count_sql(driver), params)
+        if (await cur.fetchone())["n"] > ranking.DRIVER_THREADS:
+            # a signal this common: text goes through the GIN index; without text, the
+            # newest documents come from the most recently updated threads
+            driver, newest_threads = (None, False) if request.terms else (driver, True)
+    await cur.execute(ranking.strict_sql(bool(request.terms), driver, newest_threads), params)
     rows = await cur.fetchall()
     widened = False
     if not rows and len(request.terms) > 1:
         widened = True
-        await cur.execute(ranking.widened_sql(), params)
+        await cur.execute(ranking.widened_sql(driver), params)
         rows = await cur.fetchall()
+    if newest_threads and rows:
+        # the page read the newest threads only: say so as a reached cap
+        rows = [{**row, "matches": max(int(row["matches"]), ranking.CANDIDATE_CAP)} for row in rows]
     return rows, widened, normalized
 
 

@@ -1,4 +1,4 @@
-{{ config(**signal_mart_config(['test_id'], ['test_name', 'test_file'])) }}
+{{ config(**signal_mart_config(['test_id'], ['test_id', 'test_name', 'test_file'])) }}
 
 -- pytest node ids a thread names (`tests/test_x.py::TestC::test_y[param]`), in
 -- relore_test_id_form; is_failed when any mention was a `FAILED` / `ERROR` line.

@@ -189,3 +189,20 @@ def test_inflight_answers_for_an_issue_the_index_never_fetched(ranked_db):
     assert page["thread"] == {"repo": REPO.full_name, "number": 99, "indexed": False}
     assert [(p["number"], p["state"]) for p in page["pulls"]] == [(43, "open")]
     assert "not indexed; claims to close it are" in render.inflight_page(page)
+
+
+def test_an_error_filter_alone_starts_from_its_threads_and_a_common_one_says_it_capped(
+    ranked_db, monkeypatch
+):
+    error = {"error": "ValueError: shapes (1,) and (2,) not aligned", "repo": REPO.full_name}
+    page = _search(ranked_db[0], q="", **error)
+    assert [h["number"] for h in page["hits"]] == [42]
+    assert "candidate_cap" not in page
+    # as if the signal were in more threads than a lookup should walk
+    monkeypatch.setattr(ranking, "DRIVER_THREADS", 0)
+    common = _search(ranked_db[0], q="", **error)
+    assert [h["number"] for h in common["hits"]] == [42]
+    assert common["candidate_cap"] == ranking.CANDIDATE_CAP
+    # with text, a common signal leaves candidates to the text index; the answer is the same
+    worded = _search(ranked_db[0], q="crashes", **error)
+    assert [h["number"] for h in worded["hits"]] == [42]
