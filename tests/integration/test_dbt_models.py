@@ -622,3 +622,32 @@ def test_authority_retiers_without_rehashing_and_a_shrunk_body_drops_its_chunks(
     after = _writes(url, schemas)
     changed = {t: (before[t], after[t]) for t in after if after[t] != before[t]}
     assert set(changed) <= {"machine_accounts"}, changed
+
+
+def test_docs_generate_describes_every_mart_and_its_columns(built, run_dbt):
+    run_dbt(built["url"], built["build_dir"], "docs", "generate")
+    target = built["build_dir"] / "target"
+    catalog = json.loads((target / "catalog.json").read_text())
+    manifest = json.loads((target / "manifest.json").read_text())
+    marts = {
+        node["name"]: node
+        for node in manifest["nodes"].values()
+        if node["resource_type"] == "model" and node["schema"] == "marts"
+    }
+    assert {"documents", "threads", "corpus_stats", "lexeme_stats", "path_aliases"} <= set(marts)
+    undocumented = {
+        name: sorted(
+            column
+            for column in catalog["nodes"][node["unique_id"]]["columns"]
+            if not node["columns"].get(column, {}).get("description")
+        )
+        for name, node in marts.items()
+        if not node["description"]
+        or any(
+            not node["columns"].get(c, {}).get("description")
+            for c in catalog["nodes"][node["unique_id"]]["columns"]
+        )
+    }
+    assert undocumented == {}, "a mart or column without a description"
+    exposures = [e for e in manifest["exposures"].values() if e["name"] == "relore_serve"]
+    assert exposures and "model.relore.documents" in exposures[0]["depends_on"]["nodes"]
