@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date
+from typing import NamedTuple
 
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
@@ -240,7 +241,15 @@ async def _normalized(cur, request: SearchRequest) -> dict:
     }
 
 
-async def _run(cur, request: SearchRequest) -> tuple[list[dict], bool, dict]:
+class Ranked(NamedTuple):
+    rows: list[dict]
+    widened: bool
+    normalized: dict
+    # the candidates stopped at a bound (the cap, or the newest threads of a common signal)
+    capped: bool
+
+
+async def _run(cur, request: SearchRequest) -> Ranked:
     """One search: the strict conjunction, then (only if empty) the widened disjunction."""
     normalized = await _normalized(cur, request)
     params = {
@@ -273,13 +282,12 @@ async def _run(cur, request: SearchRequest) -> tuple[list[dict], bool, dict]:
         widened = True
         await cur.execute(ranking.widened_sql(driver), params)
         rows = await cur.fetchall()
-    if newest_threads and rows:
-        # the page read the newest threads only: say so as a reached cap
-        rows = [{**row, "matches": max(int(row["matches"]), ranking.CANDIDATE_CAP)} for row in rows]
-    return rows, widened, normalized
+    capped = bool(rows) and (newest_threads or int(rows[0]["matches"]) >= ranking.CANDIDATE_CAP)
+    return Ranked(rows, widened, normalized, capped)
 
 
-def _page(request: SearchRequest, rows: list[dict], widened: bool, normalized: dict) -> dict:
+def _page(request: SearchRequest, ranked: Ranked) -> dict:
+    rows, widened, normalized = ranked.rows, ranked.widened, ranked.normalized
     page = {
         "query": request.text,
         "terms": list(request.terms),
@@ -292,7 +300,7 @@ def _page(request: SearchRequest, rows: list[dict], widened: bool, normalized: d
         "trust_floor": request.trust_tiers(),
         "hits": [_hit(r) for r in rows],
     }
-    if page["matches"] >= ranking.CANDIDATE_CAP:
+    if ranked.capped:
         page["candidate_cap"] = ranking.CANDIDATE_CAP
     applied = {k: v for k, v in normalized.items() if v}
     if applied:
@@ -348,8 +356,7 @@ async def search(conn: AsyncConnection, request: SearchRequest) -> dict:
 async def _answer(cur, request: SearchRequest) -> dict:
     if not request.has_signals and looks_like_a_failure(request.text):
         return await _expanded(cur, request)
-    rows, widened, normalized = await _run(cur, request)
-    return _page(request, rows, widened, normalized)
+    return _page(request, await _run(cur, request))
 
 
 async def _expanded(cur, request: SearchRequest) -> dict:
@@ -360,7 +367,7 @@ async def _expanded(cur, request: SearchRequest) -> dict:
     for name, leg in await _legs(cur, request):
         if not leg.terms and not leg.has_signals:
             continue
-        rows, widened, normalized = await _run(cur, leg)
+        rows, widened, normalized, _ = await _run(cur, leg)
         report.append(
             {
                 "leg": name,

@@ -128,7 +128,8 @@ order by c.created_at, c.id
 )
 
 
-def _comment_row(row: dict, *, whole: bool = False, chars: int = SNIPPET_CHARS) -> dict:
+def comment_row(row: dict, *, whole: bool = False, chars: int = SNIPPET_CHARS) -> dict:
+    """One comment as every page shows it (cut to `chars` unless whole, marked as quoted)."""
     body = row["body"] or ""
     cut = not whole and len(body) > chars
     item = {
@@ -210,7 +211,7 @@ async def thread(conn: AsyncConnection, request: ThreadRequest) -> dict | None:
     if request.mode == "comment":
         wanted = request.comment or ""
         match = [r for r in rows if r["id"] == wanted or str(r["source_id"]) == wanted]
-        page["comments"] = [_comment_row(r, whole=True) for r in match]
+        page["comments"] = [comment_row(r, whole=True) for r in match]
         page["returned"] = len(match)
         if not match:
             page["missing"] = f"no comment {wanted} in this thread"
@@ -267,7 +268,7 @@ def _page(page: dict, rows: list[dict], request: ThreadRequest) -> dict:
     else:
         chosen = _ends_and_middle(rows, request.limit)
         page["selection"] = "ends and middle" if len(rows) > request.limit else "all"
-    page["comments"] = [_comment_row(r) for r in chosen]
+    page["comments"] = [comment_row(r) for r in chosen]
     page["returned"] = len(chosen)
     if chosen and chosen[-1]["position"] < len(rows):
         page["next_after"] = chosen[-1]["id"]

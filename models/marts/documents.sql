@@ -42,52 +42,41 @@ with
     -- machine accounts not yet stored as machine, and those stored as machine that are not
     -- bots by type (an account taken off the list). Found through the author index, never
     -- by reading the whole mart.
-    retier_candidates as (
+    retier_keys as (
         select
             in_mart.repo_id,
-            in_mart.thread_number,
-            in_mart.repo,
-            in_mart.author_login,
-            in_mart.author_type,
-            in_mart.author_association,
-            in_mart.trust_tier,
-            in_mart.source_loaded_at
+            in_mart.document_id
         from permissions
         inner join {{ this }} as in_mart
             on
                 permissions.repo_id = in_mart.repo_id
                 and permissions.login = in_mart.author_login
-        where
-            permissions.checked_at > {{ mart_since() }}
-            and not in_mart.is_deleted
+        where permissions.checked_at > {{ mart_since() }}
         union
         select
             in_mart.repo_id,
-            in_mart.thread_number,
-            in_mart.repo,
-            in_mart.author_login,
-            in_mart.author_type,
-            in_mart.author_association,
-            in_mart.trust_tier,
-            in_mart.source_loaded_at
+            in_mart.document_id
         from (select distinct login from machine_accounts) as listed
         inner join {{ this }} as in_mart on listed.login = in_mart.author_login
-        where in_mart.trust_tier != 'machine' and not in_mart.is_deleted
+        where in_mart.trust_tier != 'machine'
         union
         select
             in_mart.repo_id,
-            in_mart.thread_number,
-            in_mart.repo,
-            in_mart.author_login,
-            in_mart.author_type,
-            in_mart.author_association,
-            in_mart.trust_tier,
-            in_mart.source_loaded_at
+            in_mart.document_id
         from {{ this }} as in_mart
         where
             in_mart.trust_tier = 'machine'
             and in_mart.author_type is distinct from 'Bot'
-            and not in_mart.is_deleted
+    ),
+
+    retier_candidates as (
+        select in_mart.*
+        from retier_keys
+        inner join {{ this }} as in_mart
+            on
+                retier_keys.repo_id = in_mart.repo_id
+                and retier_keys.document_id = in_mart.document_id
+        where not in_mart.is_deleted
     ),
 
     -- Threads holding a document whose stored tier is no longer what authority and the

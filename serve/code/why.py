@@ -32,7 +32,7 @@ from relore.client import stamps
 from relore.serve.code import clones
 from relore.serve.code.git import Budget, BudgetSpent, Git, GitFailed, GitTimeout
 from relore.serve.envelope import one_line, quote
-from relore.serve.thread import WHOLE_COMMENT
+from relore.serve.thread import WHOLE_COMMENT, comment_row
 
 REVISIONS_CAP = 20
 ORIGIN_CAP = 10
@@ -558,23 +558,14 @@ async def _review_comments(
     chosen = near[:COMMENTS_CAP]
     comments = []
     for distance, row in chosen:
-        body = row["body"] or ""
-        cut = len(body) > COMMENT_CHARS
-        item = {
-            "id": row["id"],
-            "author": row["author"],
-            "trust": row["trust"],
-            "date": stamps.date(row["created_at"]),
-            "age": stamps.age(row["created_at"]),
-            "url": row["url"],
-            "path": row["path"],
-            "line": row["line"] if row["line"] is not None else row["original_line"],
-            "distance": distance,
-            "text": quote(body[:COMMENT_CHARS] + "…" if cut else body),
-        }
-        if cut:
-            item["body_chars"] = len(body)
-        comments.append(item)
+        comments.append(
+            {
+                **comment_row(row, chars=COMMENT_CHARS),
+                "path": row["path"],
+                "line": row["line"] if row["line"] is not None else row["original_line"],
+                "distance": distance,
+            }
+        )
     return {
         "window": NEAR_LINES,
         "returned": len(comments),
