@@ -95,9 +95,18 @@ def _step_2_reader_role(cur: psycopg.Cursor) -> None:
             if not exists (select from pg_roles where rolname = '{READER_ROLE}') then
                 create role {READER_ROLE} login nosuperuser nocreatedb nocreaterole noinherit;
             end if;
+            -- set by whoever can (the embedded server's superuser made the role read-only
+            -- already; a writer with CREATEROLE on another server made it and may alter it)
+            if not exists (
+                select from pg_db_role_setting as s
+                join pg_roles as r on r.oid = s.setrole
+                where r.rolname = '{READER_ROLE}' and s.setdatabase = 0
+                    and 'default_transaction_read_only=on' = any(s.setconfig)
+            ) then
+                alter role {READER_ROLE} set default_transaction_read_only = on;
+            end if;
         end
         $$;
-        alter role {READER_ROLE} set default_transaction_read_only = on;
         """
     )
     for schema in SERVED_SCHEMAS:
