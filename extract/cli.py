@@ -136,14 +136,20 @@ def _db(args, out: TextIO, env) -> int:
         report["server_version"] = version
     elif args.action == "start":
         database.start_embedded(paths)
-        passfile = database.remember_writer_password(paths, env)
+        try:
+            pgpass = str(database.remember_writer_password(paths, env))
+        except OSError as exc:  # the server is up; only plain `dbt` is left without it
+            pgpass = (
+                f"not written ({exc}): give dbt RELORE_DATABASE_URL=$(relored db url), "
+                "or set PGPASSFILE to a writable file and start again"
+            )
         report = {
             "mode": "embedded",
             "url": database.describe(paths.writer_url()),
             "state": "running",
             "home": str(paths.home),
             "passwords": str(paths.passwords),
-            "pgpass": str(passfile),
+            "pgpass": pgpass,
         }
     elif args.action == "stop":
         stopped = database.stop_embedded(paths)

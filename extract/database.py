@@ -40,6 +40,8 @@ SUPERUSER = "postgres"  # the embedded cluster's bootstrap superuser: lifecycle 
 WRITER = "relore_writer"  # the embedded cluster's day-to-day role (extract, dbt); not super
 ROLES = (SUPERUSER, WRITER, migrations.READER_ROLE)
 PORT = 5432  # the socket is $RELORE_HOME/run/.s.PGSQL.5432
+# A password file that is never there: libpq skips it silently (/dev/null draws a warning).
+NO_PASSFILE = "/nonexistent/relore-no-pgpass"
 # The one authentication rule set: a SCRAM password for every role, over the socket and TCP.
 HBA = """\
 # Written by `relored db start`: a SCRAM password for every role, nothing is trusted.
@@ -467,7 +469,7 @@ def start_embedded(paths: EmbeddedPaths) -> str:
         # The old rules still hold: log in as they allow (no password), set the passwords,
         # then close the door and reload.
         bare = paths.url(database="postgres", with_password=False)
-        with connect(bare, autocommit=True, passfile=os.devnull) as conn:
+        with connect(bare, autocommit=True, passfile=NO_PASSFILE) as conn:
             _set_roles(conn, passwords)
             _write_hba(paths, user)
             conn.execute("select pg_reload_conf()")

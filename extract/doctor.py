@@ -6,7 +6,9 @@ probe or Nagios can use it as it is: 0 every check OK, 1 a WARN and no FAIL, 2 a
 
 The doctor reads; it changes nothing. It connects with the writer's URL (it does not
 migrate), and once as the reader role, inside a transaction it always rolls back, to prove
-the reader cannot write.
+the reader cannot write. It also tries to log in with no password as the writer, the reader
+and ``postgres`` (as a local attacker would), and checks who else can reach the socket and
+an embedded cluster's files.
 """
 
 from __future__ import annotations
@@ -255,9 +257,6 @@ def _try_writes(conn: psycopg.Connection) -> list[str]:
     return wrote
 
 
-NO_PASSFILE = "/nonexistent/relore-doctor-no-pgpass"  # libpq skips a missing password file
-
-
 def check_auth(url: str) -> Check:
     """Does any role get in with no password? Tried as an attacker would — as the URL's role,
     the reader and ``postgres``, libpq's password file and PGPASSWORD out of the way — and,
@@ -265,13 +264,18 @@ def check_auth(url: str) -> Check:
     parts = urlsplit(url)
     host = parts.netloc.rsplit("@", 1)[-1]
     socket_dir = _socket_dir(url)
-    own_name = getpass.getuser()
+    try:
+        own_name = getpass.getuser()
+    except (KeyError, OSError):  # a uid with no passwd entry
+        own_name = ""
     roles = list(dict.fromkeys([parts.username or own_name, migrations.READER_ROLE, "postgres"]))
     let_in, maybe_peer = [], []
     for role in roles:
         bare = urlunsplit(parts._replace(netloc=f"{quote(role, safe='')}@{host}"))
         try:
-            psycopg.connect(bare, password="", passfile=NO_PASSFILE, connect_timeout=5).close()
+            psycopg.connect(
+                bare, password="", passfile=database.NO_PASSFILE, connect_timeout=5
+            ).close()
         except psycopg.Error:
             continue
         # over a socket, the OS account's own name may be `peer`, which is not an open door

@@ -177,6 +177,23 @@ def test_password_file_and_directories_are_closed_to_other_users(user_cluster):
         assert pg_cluster.run.stat().st_uid == pg_cluster.home.stat().st_uid == uid
 
 
+def test_deleting_a_roles_line_and_starting_again_rotates_its_password(user_cluster):
+    paths, env = user_cluster
+    old_url = paths.writer_url()
+    kept = [
+        line for line in paths.passwords.read_text().splitlines() if ":relore_writer:" not in line
+    ]
+    paths.passwords.write_text("\n".join(kept) + "\n")
+    _relored(env, "db", "start")
+    assert paths.writer_url() != old_url
+    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+        psycopg.connect(old_url).close()
+    with psycopg.connect(_relored(env, "db", "url")) as conn:
+        assert conn.execute("select current_user").fetchone() == ("relore_writer",)
+    assert stat.S_IMODE(paths.passwords.stat().st_mode) == 0o600
+    assert paths.password("relore_writer") in Path(env["PGPASSFILE"]).read_text()
+
+
 def test_trust_cluster_from_an_older_release_is_closed_by_db_start(tmp_path_factory):
     paths = database.EmbeddedPaths(tmp_path_factory.mktemp("legacy"))
     make_trust_cluster(paths)
