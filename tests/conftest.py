@@ -25,13 +25,9 @@ def _private_pgpass(tmp_path_factory):
     """libpq's password file for this session: `relored db start` writes the writer's entry
     there, never into the real ~/.pgpass."""
     passfile = tmp_path_factory.mktemp("pgpass") / "pgpass"
-    previous = os.environ.get("PGPASSFILE")
-    os.environ["PGPASSFILE"] = str(passfile)
-    yield passfile
-    if previous is None:
-        os.environ.pop("PGPASSFILE", None)
-    else:
-        os.environ["PGPASSFILE"] = previous
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PGPASSFILE", str(passfile))
+        yield passfile
 
 
 @pytest.fixture(scope="session")
