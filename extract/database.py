@@ -25,6 +25,7 @@ import secrets
 import stat
 import subprocess
 import tempfile
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -462,21 +463,37 @@ def start_embedded(paths: EmbeddedPaths) -> str:
     if not (paths.data / "PG_VERSION").exists():
         _initdb(paths, user, passwords[SUPERUSER])
         _write_hba(paths, user)
-    legacy = hba_methods(paths.hba) != {"scram-sha-256"}
+    trusting = "trust" in hba_methods(paths.hba)
     if embedded_status(paths) != "running":
         _pg_ctl_start(paths, user)
-    if legacy:
-        # The old rules still hold: log in as they allow (no password), set the passwords,
-        # then close the door and reload.
-        bare = paths.url(database="postgres", with_password=False)
-        with connect(bare, autocommit=True, passfile=NO_PASSFILE) as conn:
-            _set_roles(conn, passwords)
+    if trusting:
+        # An older release's rules still hold: log in as they allow (no password) once, to
+        # set the passwords; the rules are replaced below.
+        url = paths.url(database="postgres", with_password=False)
+        options = {"passfile": NO_PASSFILE}
+    else:
+        url, options = paths.url(database="postgres"), {}
+    with connect(url, autocommit=True, **options) as conn:
+        _set_roles(conn, passwords)
+        if paths.hba.read_text() != HBA:  # ours alone: no trust, nothing added by hand
             _write_hba(paths, user)
             conn.execute("select pg_reload_conf()")
-    else:
-        with connect(paths.url(database="postgres"), autocommit=True) as conn:
-            _set_roles(conn, passwords)
+    if trusting:
+        _wait_closed(url)
     return ensure_embedded_database(paths)
+
+
+def _wait_closed(bare_url: str, seconds: float = 10.0) -> None:
+    """A reload is a signal, answered when the postmaster gets to it: return once a login
+    with no password is refused, so nothing after this runs under the old rules."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            psycopg.connect(bare_url, passfile=NO_PASSFILE, connect_timeout=5).close()
+        except psycopg.OperationalError:
+            return
+        time.sleep(0.05)
+    raise DatabaseError(f"the server still lets {describe(bare_url)} in with no password")
 
 
 def stop_embedded(paths: EmbeddedPaths) -> bool:

@@ -13,6 +13,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psycopg
@@ -192,6 +193,25 @@ def test_deleting_a_roles_line_and_starting_again_rotates_its_password(user_clus
         assert conn.execute("select current_user").fetchone() == ("relore_writer",)
     assert stat.S_IMODE(paths.passwords.stat().st_mode) == 0o600
     assert paths.password("relore_writer") in Path(env["PGPASSFILE"]).read_text()
+
+
+def test_a_trust_line_added_by_hand_is_gone_after_the_next_db_start(user_cluster):
+    paths, env = user_cluster
+    paths.hba.write_text("local all all trust\n" + paths.hba.read_text())
+    with psycopg.connect(paths.url(database="postgres"), autocommit=True) as conn:
+        conn.execute("select pg_reload_conf()")
+    for _ in range(100):  # the reload is a signal: wait until the door is open
+        try:
+            psycopg.connect(trust_url(paths, "postgres")).close()
+            break
+        except psycopg.OperationalError:
+            time.sleep(0.05)
+    else:
+        pytest.fail("the hand-added trust line never took effect")
+    _relored(env, "db", "start")
+    with pytest.raises(psycopg.OperationalError, match="password"):
+        psycopg.connect(trust_url(paths, "postgres")).close()
+    assert "trust" not in database.hba_methods(paths.hba)
 
 
 def test_trust_cluster_from_an_older_release_is_closed_by_db_start(tmp_path_factory):
