@@ -306,7 +306,12 @@ def _system_user() -> str | None:
 
 
 def _run_pg(args: list[str], user: str | None, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(args, user=user, check=False, capture_output=True, text=True, **kwargs)
+    """Run a server binary as ``user`` — its own group too: ``user=`` alone keeps root's
+    groups, and a server holding group root reads what root's group may."""
+    if user is not None:
+        entry = pwd.getpwnam(user)
+        kwargs |= {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
+    return subprocess.run(args, check=False, capture_output=True, text=True, **kwargs)
 
 
 def _prepare(paths: EmbeddedPaths, user: str | None) -> None:
@@ -323,8 +328,8 @@ def _prepare(paths: EmbeddedPaths, user: str | None) -> None:
         p.chmod(0o700)
     if user is not None:
         utils = _embedded().utils
-        utils.ensure_prefix_permissions(paths.home)
-        utils.ensure_prefix_permissions(_bin("postgres"))
+        _traversable(paths.home)
+        _traversable(_bin("postgres"))
         utils.ensure_folder_permissions(_bin("postgres").parent, 0o555)
         utils.ensure_folder_permissions(_bin("postgres").parent.parent / "lib", 0o444)
         entry = pwd.getpwnam(user)
@@ -332,6 +337,16 @@ def _prepare(paths: EmbeddedPaths, user: str | None) -> None:
             os.chown(p, entry.pw_uid, entry.pw_gid)
         paths.log.touch()
         os.chown(paths.log, entry.pw_uid, entry.pw_gid)
+
+
+def _traversable(path: Path) -> None:
+    """Let the server's user pass through ``path``'s parents: search (o+x) only, never
+    listing, and only where it is missing (the wheel's helper opened every parent, /root
+    included, to g+rx,o+rx)."""
+    for parent in path.resolve().parents:
+        mode = parent.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            parent.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
 
 
 def _chown_to(path: Path, user: str | None) -> None:

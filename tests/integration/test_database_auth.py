@@ -45,9 +45,10 @@ def _relored(env, *argv: str) -> str:
 @pytest.fixture(scope="module")
 def user_cluster(tmp_path_factory):
     """A cluster as a user gets one: `relored db start` in a home made by a plain `mkdir`
-    (mode 0755, unlike pytest's 0700 temporary directories)."""
+    (mode 0755, unlike pytest's 0700 temporary directories), under a private directory
+    (0700, like /root)."""
     base = tmp_path_factory.mktemp("user")
-    base.chmod(0o755)
+    base.chmod(0o700)
     home = base / "relore-home"
     home.mkdir(mode=0o755)
     home.chmod(0o755)
@@ -212,6 +213,13 @@ def test_a_trust_line_added_by_hand_is_gone_after_the_next_db_start(user_cluster
     with pytest.raises(psycopg.OperationalError, match="password"):
         psycopg.connect(trust_url(paths, "postgres")).close()
     assert "trust" not in database.hba_methods(paths.hba)
+
+
+def test_db_start_as_root_opens_a_private_parent_for_search_only(user_cluster):
+    paths, _ = user_cluster
+    parent = paths.home.parent
+    expected = 0o701 if database._system_user() else 0o700  # as root: the server passes
+    assert stat.S_IMODE(parent.stat().st_mode) == expected  # never g+rx,o+r (listing)
 
 
 def test_trust_cluster_from_an_older_release_is_closed_by_db_start(tmp_path_factory):
