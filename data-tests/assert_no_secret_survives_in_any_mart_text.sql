@@ -1,6 +1,7 @@
--- No text column of any table or view in marts still holds something relore_redact would
--- redact (the catalog in macros/relore_functions.sql). relore_secret_leaks reads the columns
--- from the catalog at run time, so a text column added tomorrow is covered today. It reads
+-- No string column (text, text array, JSON) of any table or view in marts still holds
+-- something relore_redact would redact (the catalog in macros/relore_secret_catalog.sql).
+-- relore_secret_leaks reads the columns from the catalog at run time, so a column added
+-- tomorrow is covered today. It reads
 -- the schema, not refs, so every mart is named below for dbt to run it after them (a new
 -- mart belongs in this list; tests/unit/test_dbt_test_order.py checks that none is missing).
 -- depends_on: {{ ref('corpus_stats') }}

@@ -1,58 +1,25 @@
--- relore_redact against each entry of its catalog, and what it must leave alone.
+-- relore_redact against every example and negative of its catalog
+-- (macros/relore_secret_catalog.sql): each example redacts to what the catalog says, once is
+-- enough (idempotent), and each negative stays as it is. An example its bucket's prefilter
+-- stopped would stay unredacted, so this checks every keyword and guard too.
 with
 
-cases (input, expected) as (
+cases (kind, input, expected) as (
     values
-    ('t ghp_abcdefghijklmnopqrstuvwxyz0123456789 x', 't [REDACTED:github_token] x'),
-    ('gho_abcdefghijklmnopqrstuvwxyz0123456789', '[REDACTED:github_token]'),
-    ('github_pat_11ABCDEFG0123456789_abcdefghijklmnop', '[REDACTED:github_token]'),
-    ('id AKIAIOSFODNN7EXAMPLE.', 'id [REDACTED:aws_access_key].'),
-    ('xoxb-123456789012-1234567890123-abcdefghijkl', '[REDACTED:slack_token]'),
-    ('k=AIzaSyA-1234567890abcdefghijklmnopqrstu', 'k=[REDACTED:google_api_key]'),
-    (
-        'a' || chr(10) || '-----BEGIN RSA PRIVATE KEY-----' || chr(10) || 'MIIEab+/=='
-        || chr(10) || '-----END RSA PRIVATE KEY-----' || chr(10) || 'b',
-        'a' || chr(10) || '[REDACTED:private_key]' || chr(10) || 'b'
-    ),
-    ('-----BEGIN PRIVATE KEY-----' || chr(10) || 'MIIEab', '[REDACTED:private_key]'),
-    (
-        'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N',
-        '[REDACTED:jwt]'
-    ),
-    ('password = "hunter22"', 'password = "[REDACTED:secret]"'),
-    ('passwd: s3cretpw', 'passwd: [REDACTED:secret]'),
-    ('DB_PASSWORD=xyzzy12 ok', 'DB_PASSWORD=[REDACTED:secret] ok'),
-    ('secret =abc123', 'secret =[REDACTED:secret]'),
-    -- one per alternative of relore_secret_prefilter that no case above reaches
-    ('API_KEY=zzz999x', 'API_KEY=[REDACTED:secret]'),
-    ('auth_token: abc123def', 'auth_token: [REDACTED:secret]'),
-    ('aws_access_key=qwerty123', 'aws_access_key=[REDACTED:secret]'),
-    ('pwd=abc1234', 'pwd=[REDACTED:secret]'),
-    ('PRIVATE_KEY=abcdef', 'PRIVATE_KEY=[REDACTED:secret]'),
-    ('x ASIAIOSFODNN7EXAMPLE', 'x [REDACTED:aws_access_key]'),
-    -- left alone: code that names a password, a comparison, prose
-    ('def login(password: str)', 'def login(password: str)'),
-    ('if password == "x":', 'if password == "x":'),
-    ('token = value.strip()', 'token = value.strip()'),
-    ('the ghp_ prefix and AKIA keys', 'the ghp_ prefix and AKIA keys'),
-    -- left alone: tokenizer code (names that merely contain a keyword, calls, lists,
-    -- special tokens), and an earlier redaction whose brackets markdown_to_text dropped
-    (
-        'tokenizer = AutoTokenizer.from_pretrained("gpt2")',
-        'tokenizer = AutoTokenizer.from_pretrained("gpt2")'
-    ),
-    ('hf_token = AutoTokenizer.from_pretrained(x)', 'hf_token = AutoTokenizer.from_pretrained(x)'),
-    ('stop_token_ids=[50256, 25]', 'stop_token_ids=[50256, 25]'),
-    ('{"pad_token": "[PAD]"}', '{"pad_token": "[PAD]"}'),
-    ('bos_token = "<|endoftext|>"', 'bos_token = "<|endoftext|>"'),
-    ('auth_token = REDACTED:secret', 'auth_token = REDACTED:secret'),
-    -- still a secret: a literal after a name ending in a keyword
-    ('hf_token = "hf_AbCdEfGhIjKlMn"', 'hf_token = "[REDACTED:secret]"'),
-    ('SECRET_KEY=s3cr3t-v4lue', 'SECRET_KEY=[REDACTED:secret]')
+    {%- for entry in relore_secret_catalog() %}
+        {%- for pair in entry['examples'] %}
+            ('{{ entry['kind'] }}', '{{ pair[0] | replace("'", "''") }}', '{{ pair[1] | replace("'", "''") }}'),
+        {%- endfor %}
+        {%- for text in entry['negatives'] %}
+            ('{{ entry['kind'] }}', '{{ text | replace("'", "''") }}', '{{ text | replace("'", "''") }}'),
+        {%- endfor %}
+    {%- endfor %}
+    ('none', '', '')
 ),
 
 checked as (
     select
+        kind,
         input,
         expected,
         {{ relore_fn('redact') }}(input) as actual,
@@ -61,4 +28,6 @@ checked as (
 )
 
 select * from checked
-where actual is distinct from expected or twice is distinct from actual
+where
+    actual is distinct from expected
+    or twice is distinct from actual

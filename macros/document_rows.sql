@@ -23,10 +23,12 @@
     landed: a comment without its thread is an orphan, counted in repo_status and by a
     warn-severity test, never a document. Empty bodies are nothing to retrieve.
 
-    Text: CR and HTML comments dropped, secrets redacted (relore_redact, also the diff hunk
-    and the title), then long bodies cut on paragraph boundaries (relore_chunks) and each chunk
-    normalised to text. document_id is '<kind>:<source_id>' for chunk 0 and
-    '<kind>:<source_id>:<chunk_index>' after it; source_document_id is always the former.
+    Text: CR and HTML comments dropped, secrets redacted (relore_redact, also the title, the
+    diff hunk and the path), then long bodies cut on paragraph boundaries (relore_chunks) and
+    each chunk normalised to text and redacted once more (markdown_to_text can join a secret
+    that tags or backticks split). Nothing here or downstream reads the raw text.
+    document_id is '<kind>:<source_id>' for chunk 0 and '<kind>:<source_id>:<chunk_index>'
+    after it; source_document_id is always the former.
 -#}
 {% macro document_rows(scope=none) -%}
 {%- set inputs = [
@@ -236,11 +238,14 @@
             trust_tier,
             title,
             chunk as body_markdown,
-            coalesce({{ relore_fn('markdown_to_text') }}(chunk), '') as body_text,
+            -- redacted again: markdown_to_text joins what tags, backticks and links split
+            coalesce(
+                {{ relore_fn('redact') }}({{ relore_fn('markdown_to_text') }}(chunk)), ''
+            ) as body_text,
             url,
             created_at,
             updated_at,
-            path,
+            {{ relore_fn('redact') }}(path) as path,
             line,
             original_line,
             start_line,

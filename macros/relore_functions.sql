@@ -4,7 +4,9 @@
     caller's --error / --file / --test / --symbol input and the two sides of a filter cannot
     drift. Models call them through relore_fn('name'); the reader role may EXECUTE them.
 
-      relore_redact(text)                 secrets -> [REDACTED:<kind>] (idempotent)
+      relore_redact(text)                 secrets -> [REDACTED:<kind>] (idempotent; the catalog
+                                          in macros/relore_secret_catalog.sql)
+      relore_secret_catalog()             jsonb: the catalog, rules and examples
       relore_has_secret(text)             true when relore_redact would change the text
       relore_markdown_to_text(text)       macro markdown_to_text as a function
       relore_chunks(text, int)            markdown split on paragraph boundaries, ~N chars each
@@ -22,7 +24,8 @@
       relore_test_id_form(text)           a pytest node id, normalised
       relore_test_ids(text)               table(test_id, test_file, test_name, is_failed)
       relore_links(text, own_repo)        table(link_kind, target_repo, target_number)
-      relore_secret_leaks(schema)         per text column of a schema, values holding a secret
+      relore_secret_leaks(schema)         per string column of a schema (text, arrays, JSON),
+                                          values holding a secret
 -#}
 
 {% macro relore_function_schema() -%}
@@ -33,72 +36,58 @@
     {{ relore_function_schema() }}.relore_{{ name }}
 {%- endmacro %}
 
-{#- The catalog of secrets: (kind, pattern, flags). Order matters (blocks first). -#}
-{% macro relore_secret_catalog() -%}
-    {{ return([
-        ('private_key', '-----BEGIN[A-Z ]*?PRIVATE KEY-----.*?-----END[A-Z ]*?PRIVATE KEY-----', 'g'),
-        ('private_key', '-----BEGIN[A-Z ]*PRIVATE KEY-----[A-Za-z0-9+/=[:space:]]*', 'g'),
-        ('github_token', '\\m(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})', 'g'),
-        ('aws_access_key', '\\m(AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\\M', 'g'),
-        ('slack_token', '\\mxox[abposr]-[A-Za-z0-9-]{10,}', 'g'),
-        ('google_api_key', '\\mAIza[0-9A-Za-z_-]{35}', 'g'),
-        ('jwt', '\\meyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}', 'g'),
-    ]) }}
-{%- endmacro %}
-
-{#-
-    `password = "x"`, `DB_PASSWORD: x`, `client_secret=x`: the value goes, the name stays. The
-    name must END in the keyword (`tokenizer = ...`, `stop_token_ids=[...]` are code, not
-    secrets), and the value must be a literal of 6+ characters that ends where a literal ends
-    (not `AutoTokenizer.from_pretrained(`), not a list, dict or `<special>` token, not a
-    type name, and not an earlier redaction (markdown_to_text drops its brackets).
--#}
-{% macro relore_secret_assignment() -%}
-    {{ return(
-        "\\m([A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|secret_?key|_token|auth_?token|api_?key|access_?key|private_?key))"
-        ~ "([\"']?[ \\t]*[:=][ \\t]*)([\"']?)"
-        ~ "(?!\\[?REDACTED|[<{[]|(?:str|int|bytes|bool|None|Optional|string|null|true|false|undefined)\\M)"
-        ~ "([^[:space:]\"'`,;()]{6,})(?=$|[[:space:]\"'`,;])"
-    ) }}
-{%- endmacro %}
-
-{#-
-    A necessary condition for any catalog entry or assignment, as one case-insensitive match:
-    text that fails it cannot change under redaction, so the eight replacements run only on
-    the few values that pass (most text never names a key, a token or a password).
-    assert_redaction_catalog checks every catalog example still passes through it.
--#}
-{% macro relore_secret_prefilter() -%}
-    {{ return(
-        "PRIVATE KEY|gh[pousr]_|github_pat_|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|xox[abposr]-"
-        ~ "|AIza|eyJ|passw|passphrase|pwd|secret|token|api_?key|access_?key|private_?key"
-    ) }}
-{%- endmacro %}
-
-{% macro relore_redact_expression(input) -%}
-    {%- set expression = namespace(sql=input) -%}
-    {%- for kind, pattern, flags in relore_secret_catalog() -%}
-        {%- set expression.sql = "regexp_replace(" ~ expression.sql ~ ", '"
-            ~ pattern | replace("'", "''") ~ "', '[REDACTED:" ~ kind ~ "]', '" ~ flags ~ "')" -%}
-    {%- endfor -%}
-    case when {{ input }} ~* '{{ relore_secret_prefilter() }}' then
-    regexp_replace({{ expression.sql }}, '{{ relore_secret_assignment() | replace("'", "''") }}',
-        '\1\2\3[REDACTED:secret]', 'gi')
-    else {{ input }} end
-{%- endmacro %}
-
 {% macro create_relore_functions() -%}
     {%- set s = relore_function_schema() -%}
     create schema if not exists {{ s }};
 
+-- Redaction: the catalog (macros/relore_secret_catalog.sql) as one function. Its entries
+-- run in order, in buckets: a bucket runs only when the text holds one of its entries'
+-- keywords (one case-insensitive match per bucket: PostgreSQL's regex cost grows faster than
+-- the number of words, so several matches of twenty words cost less than one of a hundred
+-- and fifty, and far less than as many strpos calls) or matches a guard, and an entry of
+-- the bucket only when the text holds one of its own. Most text runs no replacement.
 create or replace function {{ s }}.relore_redact(input text) returns text
-language sql immutable parallel safe as $fn$
-    select {{ relore_redact_expression('input') }}
+language plpgsql immutable parallel safe as $fn$
+declare
+    folded text;
+    output text := input;
+begin
+    if input is null then
+        return null;
+    end if;
+    {% for bucket in relore_secret_catalog() | batch(relore_secret_bucket_size()) -%}
+    if {{ relore_secret_prefilter(bucket, 'output') }} then
+        folded := lower(output);
+        {% for entry in bucket -%}
+        -- {{ entry['kind'] }}{{ ': ' ~ entry['note'] if entry['note'] }}
+        if {% if entry['guard'] -%}
+            output ~ '{{ entry['guard'] | replace("'", "''") }}'
+        {%- else -%}
+            {%- for keyword in entry['keywords'] -%}
+                strpos(folded, '{{ keyword | replace("'", "''") }}') > 0{{ ' or ' if not loop.last }}
+            {%- endfor -%}
+        {%- endif %} then
+            output := regexp_replace(
+                output, '{{ entry['pattern'] | replace("'", "''") }}',
+                '{{ entry['replace'] | replace("'", "''") }}', '{{ entry['flags'] }}'
+            );
+        end if;
+        {% endfor -%}
+    end if;
+    {% endfor -%}
+    return output;
+end
 $fn$;
 
 create or replace function {{ s }}.relore_has_secret(input text) returns boolean
 language sql immutable parallel safe as $fn$
     select input is not null and {{ s }}.relore_redact(input) <> input
+$fn$;
+
+-- The catalog itself, for tests/ and benchmarks/ (and anyone asking what is redacted).
+create or replace function {{ s }}.relore_secret_catalog() returns jsonb
+language sql immutable parallel safe as $fn$
+    select '{{ tojson(relore_secret_catalog()) | replace("'", "''") }}'::jsonb
 $fn$;
 
 create or replace function {{ s }}.relore_markdown_to_text(markdown text) returns text
@@ -406,8 +395,9 @@ language sql immutable parallel safe as $fn$
     group by 2, 3
 $fn$;
 
--- Every text column of every table and view in a schema, and how many of its values still
--- hold a secret: the singular test assert_no_secret_survives_in_any_mart_text reads it.
+-- Every string column of every table and view in a schema (text, varchar, text arrays,
+-- JSON), and how many of its values still hold a secret: the singular test
+-- assert_no_secret_survives_in_any_mart_text reads it.
 create or replace function {{ s }}.relore_secret_leaks(in_schema text default '{{ s }}')
 returns table (table_name text, column_name text, leaks bigint)
 language plpgsql stable as $fn$
@@ -415,15 +405,29 @@ declare
     found record;
 begin
     for found in
-        select c.table_name::text as t, c.column_name::text as c
+        select
+            c.table_name::text as t,
+            c.column_name::text as c,
+            case
+                when c.data_type in ('text', 'character varying') then '%I'
+                when c.data_type = 'ARRAY' then 'array_to_string(%I, chr(10))'
+                else '(select string_agg(v #>> ''{}'', chr(10)) from'
+                    || ' jsonb_path_query(%I::jsonb, ''strict $.** ? (@.type() == "string")'') as v)'
+            end as expression
         from information_schema.columns as c
-        where c.table_schema = in_schema and c.data_type = 'text'
+        where
+            c.table_schema = in_schema
+            and (
+                c.data_type in ('text', 'character varying', 'json', 'jsonb')
+                or (c.data_type = 'ARRAY' and c.udt_name in ('_text', '_varchar'))
+            )
         order by 1, 2
     loop
         table_name := found.t;
         column_name := found.c;
         execute format(
-            'select count(*) from %I.%I where {{ s }}.relore_has_secret(%I)',
+            'select count(*) from %I.%I where {{ s }}.relore_has_secret('
+            || found.expression || ')',
             in_schema, found.t, found.c
         ) into leaks;
         return next;

@@ -21,7 +21,7 @@ found as (
     select
         repo_id,
         thread_number,
-        filename as path,
+        {{ relore_fn('redact') }}(filename) as path,
         'changed_file' as source,
         change_status as change_type
     from pull_files
@@ -29,7 +29,7 @@ found as (
     select
         repo_id,
         thread_number,
-        previous_filename as path,
+        {{ relore_fn('redact') }}(previous_filename) as path,
         'changed_file' as source,
         'renamed_from' as change_type
     from pull_files

@@ -100,7 +100,20 @@ threads as (
         end as title,
         issues.author_login,
         issues.author_association,
-        issues.labels,
+        -- every retrieved string is redacted, labels and branch names too
+        (
+            select
+                coalesce(
+                    jsonb_agg(
+                        {{ relore_fn('redact') }}(issue_label.label_name)
+                        order by issue_label.label_at
+                    ),
+                    '[]'::jsonb
+                )
+            from
+                jsonb_array_elements_text(issues.labels)
+                with ordinality as issue_label (label_name, label_at)
+        ) as labels,
         issues.created_at,
         issues.updated_at,
         issues.closed_at,
@@ -111,8 +124,8 @@ threads as (
         pulls.is_draft,
         pulls.merge_commit_sha,
         pulls.head_sha,
-        pulls.head_ref,
-        pulls.base_ref,
+        {{ relore_fn('redact') }}(pulls.head_ref) as head_ref,
+        {{ relore_fn('redact') }}(pulls.base_ref) as base_ref,
         pulls.changed_files,
         pulls.additions,
         pulls.deletions,
