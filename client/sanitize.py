@@ -1,0 +1,190 @@
+"""What a retrieved string may hold when it leaves relore: the one sanitiser, both ends.
+
+Standard library only and self-contained: the daemon applies it to every string of every
+response (``serve/envelope.py``), the client's renderer quotes with it. Retrieved text is
+anything GitHub or a clone gave us: bodies, titles, logins, labels, branch names, paths,
+rule text, source lines.
+
+- **Nothing invisible or steering survives.** C0 controls and DEL become their Control
+  Pictures (``\\x1b`` → ``␛``, so an ANSI CSI/OSC sequence is shown whole and inert, e.g.
+  ``␛[31m``); C1 controls (``\\x85``, ``\\x9b`` …), line/paragraph separators (U+2028/9) and
+  every format character (Unicode category Cf: bidi embeddings, overrides and isolates
+  U+202A–202E/U+2066–2069, marks U+200E/F/U+061C, zero-width space/joiners, BOM, soft hyphen,
+  tag characters) become a visible ``\\u{…}`` marker. ``\\t`` stays in multi-line text
+  (source indentation) and is a space in a single-line field. The one kept format character
+  is ZERO WIDTH JOINER between two emoji (family and profession emoji are built that way;
+  between letters it is shown).
+- **Multi-line text** is split on every break ``str.splitlines()`` knows (``\\n \\r \\r\\n \\v
+  \\f \\x1c \\x1d \\x1e \\x85 \\u2028 \\u2029``), each line cleaned, and each line quoted
+  ``> `` by :func:`quote`: a reader splitting on any of those sees the same lines as one
+  splitting on ``\\n``.
+- **Single-line fields** (titles, paths, logins, labels, branches) are flattened by
+  :func:`one_line`/:func:`flat`: a break becomes its picture (``␊``), never a new line.
+- **Fake delimiters** (``<<end-relore-page>>`` in any case or width, with invisible or
+  dash characters inside) lose their angle brackets (``‹‹…››``), found on a folded copy.
+- **The fence** the renderer puts around single-line retrieved values, ``⟦ ⟧``, can never
+  come from retrieved text: both are shown as markers.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+BEGIN = "<<relore-page>>"
+END = "<<end-relore-page>>"
+FENCE_OPEN, FENCE_CLOSE = "⟦", "⟧"  # around a single-line retrieved value in rendered text
+LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # what str.splitlines() splits on
+FLAT_LIMIT = 4096  # a single-line field longer than this is cut (a path is at most 4096 bytes)
+
+_ZWJ = "\u200d"
+_SHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+class Quoted(str):
+    """Retrieved text already split into ``> `` lines: the only kind of string a response
+    may carry a line break in (the envelope's structural pass flattens every other one)."""
+
+    __slots__ = ()
+
+
+def _visible(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x20:
+        return chr(0x2400 + code)  # Control Pictures: ␀ … ␟
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return f"\\u{{{code:X}}}"
+
+
+def _emoji(ch: str) -> bool:
+    return unicodedata.category(ch) in ("So", "Sk") or ch == "\ufe0f"
+
+
+def _shown(text: str, i: int) -> bool:
+    ch = text[i]
+    if ch in (FENCE_OPEN, FENCE_CLOSE):
+        return True
+    if unicodedata.category(ch) not in _SHOWN_CATEGORIES:
+        return False
+    if ch == _ZWJ:
+        return not (0 < i < len(text) - 1 and _emoji(text[i - 1]) and _emoji(text[i + 1]))
+    return True
+
+
+def _needs_work(text: str) -> bool:
+    return any(
+        unicodedata.category(ch) in _SHOWN_CATEGORIES or ch in (FENCE_OPEN, FENCE_CLOSE)
+        for ch in text
+    )
+
+
+def clean_line(text: str, *, keep_tab: bool = True) -> str:
+    """One line: every control, separator and format character made visible (``\\t`` kept
+    when ``keep_tab``, else a space). Call on text with no line break left in it."""
+    if not _needs_work(text):
+        return text
+    out = []
+    for i, ch in enumerate(text):
+        if ch == "\t":
+            out.append("\t" if keep_tab else " ")
+        elif _shown(text, i):
+            out.append(_visible(ch))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+# --- fake delimiters --------------------------------------------------------------------------
+
+_TARGETS = ("<<relorepage>>", "<<endrelorepage>>")
+_FOLD_DROP = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Pd", "Cs"})
+_ANGLES = ("<", "\ufe64", "\uff1c")  # every character NFKC folds to "<"
+
+
+def _folded(text: str) -> tuple[str, list[int]]:
+    """``text`` compatibility-folded and case-folded, with spacing, dashes, controls and
+    invisible characters dropped; and for each folded character the index it came from."""
+    chars: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) in _FOLD_DROP or ch in "_\t":
+            continue
+        for piece in unicodedata.normalize("NFKC", ch).casefold():
+            if unicodedata.category(piece) in _FOLD_DROP:
+                continue
+            chars.append(piece)
+            where.append(i)
+    return "".join(chars), where
+
+
+def scrub_delimiters(text: str) -> str:
+    """Every spelling of our delimiters loses its angle brackets (``<`` → ``‹``, ``>`` →
+    ``›``, fullwidth and small forms too), so nothing retrieved reads as one."""
+    if not any(angle in text for angle in _ANGLES):
+        return text
+    folded, where = _folded(text)
+    hits: set[int] = set()
+    for target in _TARGETS:
+        start = folded.find(target)
+        while start != -1:
+            for k in range(start, start + len(target)):
+                if folded[k] in "<>":
+                    hits.add(where[k])
+            start = folded.find(target, start + 1)
+    if not hits:
+        return text
+    out = list(text)
+    for i in hits:
+        out[i] = "‹" if unicodedata.normalize("NFKC", text[i]) == "<" else "›"
+    return "".join(out)
+
+
+# --- the public shapes ------------------------------------------------------------------------
+
+
+def lines(text: str | None) -> list[str]:
+    """Retrieved multi-line text as clean lines, split on every break splitlines() knows."""
+    if not text:
+        return []
+    return [clean_line(line) for line in scrub_delimiters(text).splitlines()] or [""]
+
+
+def quote(text: str | None) -> Quoted:
+    """Every line of ``text`` cleaned and prefixed ``> `` (``>`` alone for an empty line)."""
+    return Quoted("\n".join("> " + line if line else ">" for line in lines(text)))
+
+
+def flat(text: str, limit: int = FLAT_LIMIT) -> str:
+    """A single-line field: breaks and controls shown, not obeyed; spacing kept; bounded."""
+    text = scrub_delimiters(text)
+    text = text.replace("\r\n", "\n")  # one break, one picture
+    shown = "".join(_visible(ch) if ch in LINE_BREAKS else ch for ch in text)
+    shown = clean_line(shown, keep_tab=False)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def one_line(text: str | None, limit: int = 200) -> str:
+    """A retrieved title or name for inline use: runs of spaces collapsed, breaks shown as
+    pictures, controls made visible, bounded to ``limit`` characters."""
+    collapsed = re.sub(r"[ \t]+", " ", text or "").strip(" ")
+    return flat(collapsed, limit)
+
+
+def fence(value: object) -> str:
+    """A single-line retrieved value, fenced for a line of relore's own text."""
+    return f"{FENCE_OPEN}{value}{FENCE_CLOSE}"
+
+
+def clean(tree, limit: int = FLAT_LIMIT):
+    """Every string in the tree (keys included) made safe: a :class:`Quoted` string keeps its
+    lines (each re-cleaned), any other string is flattened to one bounded line."""
+    if isinstance(tree, Quoted):
+        return Quoted("\n".join(clean_line(scrub_delimiters(q)) for q in tree.split("\n")))
+    if isinstance(tree, str):
+        return flat(tree, limit)
+    if isinstance(tree, dict):
+        return {clean(k, limit): clean(v, limit) for k, v in tree.items()}
+    if isinstance(tree, list | tuple):
+        return [clean(v, limit) for v in tree]
+    return tree
