@@ -9,7 +9,6 @@ Nothing retrieved may leave unquoted or raw: see ``hostile_strings.check_text``/
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -21,9 +20,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from fixtures import fake_github
+from fixtures import fake_github, indexed
 from fixtures import hostile_strings as H
-from psycopg.types.json import Jsonb
 
 from relore.client import cli as client_cli
 from relore.client.version import __version__
@@ -88,16 +86,7 @@ def origin(tmp_path_factory) -> Path:
 
 
 def _land(conn, object_type: str, object_id: int, number: int | None, payload: dict) -> None:
-    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-    conn.execute(
-        """
-        insert into raw.github_objects
-            (repo_id, repo, object_type, object_id, thread_number, payload, payload_hash,
-             is_deleted, pass_name)
-        values (%s, %s, %s, %s, %s, %s, %s, false, 'test')
-        """,
-        (REPO_ID, REPO, object_type, object_id, number, Jsonb(payload), digest),
-    )
+    indexed.land_raw(conn, REPO, REPO_ID, object_type, object_id, number, payload)
 
 
 def _user(login: str) -> dict:
