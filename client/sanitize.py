@@ -61,38 +61,44 @@ def _emoji(ch: str) -> bool:
     return unicodedata.category(ch) in ("So", "Sk") or ch == "\ufe0f"
 
 
-def _shown(text: str, i: int) -> bool:
-    ch = text[i]
-    if ch in (FENCE_OPEN, FENCE_CLOSE):
-        return True
-    if unicodedata.category(ch) not in _SHOWN_CATEGORIES:
-        return False
-    if ch == _ZWJ:
-        return not (0 < i < len(text) - 1 and _emoji(text[i - 1]) and _emoji(text[i + 1]))
-    return True
+_shown_re: re.Pattern | None = None
 
 
-def _needs_work(text: str) -> bool:
-    return any(
-        unicodedata.category(ch) in _SHOWN_CATEGORIES or ch in (FENCE_OPEN, FENCE_CLOSE)
-        for ch in text
-    )
+def _shown_pattern() -> re.Pattern:
+    """Every character of the shown categories (and the fence, and tab), as one character
+    class built once from this Python's Unicode tables: a search runs at C speed."""
+    global _shown_re
+    if _shown_re is None:
+        ranges: list[list[int]] = []
+        for code in range(0x110000):
+            if unicodedata.category(chr(code)) in _SHOWN_CATEGORIES:
+                if ranges and ranges[-1][1] == code - 1:
+                    ranges[-1][1] = code
+                else:
+                    ranges.append([code, code])
+        parts = [
+            re.escape(chr(lo)) + ("-" + re.escape(chr(hi)) if hi > lo else "") for lo, hi in ranges
+        ]
+        _shown_re = re.compile("[" + "".join(parts) + FENCE_OPEN + FENCE_CLOSE + "]")
+    return _shown_re
 
 
 def clean_line(text: str, *, keep_tab: bool = True) -> str:
     """One line: every control, separator and format character made visible (``\\t`` kept
     when ``keep_tab``, else a space). Call on text with no line break left in it."""
-    if not _needs_work(text):
+    pattern = _shown_pattern()
+    if not pattern.search(text):
         return text
-    out = []
-    for i, ch in enumerate(text):
+
+    def shown(match: re.Match) -> str:
+        ch, i = match.group(), match.start()
         if ch == "\t":
-            out.append("\t" if keep_tab else " ")
-        elif _shown(text, i):
-            out.append(_visible(ch))
-        else:
-            out.append(ch)
-    return "".join(out)
+            return "\t" if keep_tab else " "
+        if ch == _ZWJ and 0 < i < len(text) - 1 and _emoji(text[i - 1]) and _emoji(text[i + 1]):
+            return ch
+        return _visible(ch)
+
+    return pattern.sub(shown, text)
 
 
 # --- fake delimiters --------------------------------------------------------------------------
@@ -100,6 +106,7 @@ def clean_line(text: str, *, keep_tab: bool = True) -> str:
 _TARGETS = ("<<relorepage>>", "<<endrelorepage>>")
 _FOLD_DROP = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Pd", "Cs"})
 _ANGLES = ("<", "\ufe64", "\uff1c")  # every character NFKC folds to "<"
+_ROUGH = re.compile(r"[^a-z<>]+")
 
 
 def _folded(text: str) -> tuple[str, list[int]]:
@@ -122,6 +129,10 @@ def scrub_delimiters(text: str) -> str:
     """Every spelling of our delimiters loses its angle brackets (``<`` → ``‹``, ``>`` →
     ``›``, fullwidth and small forms too), so nothing retrieved reads as one."""
     if not any(angle in text for angle in _ANGLES):
+        return text
+    # a cheap superset first: decomposed, case-folded, everything but a-z and <> dropped
+    rough = _ROUGH.sub("", unicodedata.normalize("NFKD", text).casefold())
+    if "relorepage>>" not in rough:
         return text
     folded, where = _folded(text)
     hits: set[int] = set()
@@ -180,6 +191,8 @@ def clean(tree, limit: int = FLAT_LIMIT):
     """Every string in the tree (keys included) made safe: a :class:`Quoted` string keeps its
     lines (each re-cleaned), any other string is flattened to one bounded line."""
     if isinstance(tree, Quoted):
+        if not _shown_pattern().search(tree) and not any(a in tree for a in _ANGLES):
+            return tree
         return Quoted("\n".join(clean_line(scrub_delimiters(q)) for q in tree.split("\n")))
     if isinstance(tree, str):
         return flat(tree, limit)
