@@ -17,8 +17,9 @@ def quote(text: str | None) -> list[str]:
 
 
 def _f(value) -> str:
-    """A retrieved single-line value, fenced (``?`` when there is none)."""
-    return sanitize.fence(value) if value not in (None, "") else "?"
+    """A retrieved single-line value, fenced (``?`` when there is none). Flattened here too:
+    the daemon's values already are, the local code lens's are not."""
+    return sanitize.fence(sanitize.flat(str(value))) if value not in (None, "") else "?"
 
 
 def enveloped(page: dict, text: str, *, compact: bool = False) -> str:
@@ -203,7 +204,7 @@ def _files_line(files: dict) -> str:
     if files["skipped_dirs"]:
         parts.append(
             f"{_plural(files['skipped_dirs'], 'directory')} skipped "
-            f"(e.g. {', '.join(files['skipped_dir_examples'][:3])})"
+            f"(e.g. {', '.join(_f(d) for d in files['skipped_dir_examples'][:3])})"
         )
     return "files: " + "; ".join(parts)
 
