@@ -83,22 +83,35 @@ def _shown_pattern() -> re.Pattern:
     return _shown_re
 
 
+def _plain(text: str) -> bool:
+    """Nothing to show: ``str.isprintable()`` is False for every control, format, separator
+    (but the space), surrogate and unassigned character — a C-speed first look."""
+    return text.isprintable() and FENCE_OPEN not in text and FENCE_CLOSE not in text
+
+
 def clean_line(text: str, *, keep_tab: bool = True) -> str:
     """One line: every control, separator and format character made visible (``\\t`` kept
     when ``keep_tab``, else a space). Call on text with no line break left in it."""
-    pattern = _shown_pattern()
-    if not pattern.search(text):
+    if _plain(text):
         return text
 
-    def shown(match: re.Match) -> str:
-        ch, i = match.group(), match.start()
+    def shown(ch: str, i: int) -> str:
         if ch == "\t":
             return "\t" if keep_tab else " "
+        if ch in (FENCE_OPEN, FENCE_CLOSE):
+            return _visible(ch)
+        if unicodedata.category(ch) not in _SHOWN_CATEGORIES:
+            return ch  # unassigned, private use, a space other than U+0020: kept as is
         if ch == _ZWJ and 0 < i < len(text) - 1 and _emoji(text[i - 1]) and _emoji(text[i + 1]):
             return ch
         return _visible(ch)
 
-    return pattern.sub(shown, text)
+    if len(text) > 256:  # a long line: one regex pass (its class is built once, ~0.4 s)
+        return _shown_pattern().sub(lambda m: shown(m.group(), m.start()), text)
+    fences = (FENCE_OPEN, FENCE_CLOSE)
+    return "".join(
+        ch if ch.isprintable() and ch not in fences else shown(ch, i) for i, ch in enumerate(text)
+    )
 
 
 # --- fake delimiters --------------------------------------------------------------------------
@@ -191,7 +204,7 @@ def clean(tree, limit: int = FLAT_LIMIT):
     """Every string in the tree (keys included) made safe: a :class:`Quoted` string keeps its
     lines (each re-cleaned), any other string is flattened to one bounded line."""
     if isinstance(tree, Quoted):
-        if not _shown_pattern().search(tree) and not any(a in tree for a in _ANGLES):
+        if all(map(_plain, tree.split("\n"))) and not any(a in tree for a in _ANGLES):
             return tree
         return Quoted("\n".join(clean_line(scrub_delimiters(q)) for q in tree.split("\n")))
     if isinstance(tree, str):
