@@ -1,16 +1,25 @@
 """The one renderer: dicts from the daemon in, text out. Stdlib only.
 
 Retrieved prose is somebody else's words: every line of it is prefixed with ``>`` so an
-unmarked line is always ours (counts, trust tiers, dates, URLs).
+unmarked line is always ours (counts, trust tiers, dates, URLs). A single-line retrieved
+value on one of our lines (a title, a login, a path) sits inside ``⟦ ⟧``. The daemon has
+sanitised every string already (``relore.client.sanitize``); the local code lens quotes
+with the same function.
 """
 
 from __future__ import annotations
 
+from relore.client import sanitize
+
 
 def quote(text: str | None) -> list[str]:
-    if not text:
-        return []
-    return ["> " + line if line else ">" for line in text.replace("\r", "").split("\n")]
+    return sanitize.quote(text).split("\n") if text else []
+
+
+def _f(value) -> str:
+    """A retrieved single-line value, fenced (``?`` when there is none). Flattened here too:
+    the daemon's values already are, the local code lens's are not."""
+    return sanitize.fence(sanitize.flat(str(value))) if value not in (None, "") else "?"
 
 
 def enveloped(page: dict, text: str, *, compact: bool = False) -> str:
@@ -66,9 +75,9 @@ def search_page(page: dict) -> str:
         lines.append("no matches" + (f" with filters {filters}" if filters else ""))
     for i, hit in enumerate(page["hits"], 1):
         lines.append("")
-        lines.append(f"{i}. {hit['repo']}#{hit['number']} {_state(hit)} — {hit['title']}".rstrip())
+        lines.append(f"{i}. {hit['repo']}#{hit['number']} {_state(hit)} — {_f(hit['title'])}")
         lines.append(
-            f"   {hit['document_kind']} by {hit['author']} [{hit['trust']}] "
+            f"   {hit['document_kind']} by {_f(hit['author'])} [{hit['trust']}] "
             f"{hit['age']} ({hit['date']})  {hit['url']}"
         )
         # the daemon already marked every retrieved line with '>'
@@ -139,7 +148,7 @@ def rules_page(page: dict) -> str:
     )
     for rule in page["rules"]:
         pin = " (always)" if rule["always"] else ""
-        lines.append(f"- [{rule['level']}] {rule['id']} {rule['title']}{pin}")
+        lines.append(f"- [{rule['level']}] {rule['id']} {_f(rule['title'])}{pin}")
         # the daemon already marked every line of the rule's text with '>'
         lines.extend("  " + q for q in (rule.get("text") or "").split("\n") if q)
     others = page["others"]
@@ -150,7 +159,7 @@ def rules_page(page: dict) -> str:
             "`--include ID`:"
         )
         for other in others:
-            lines.append(f"- {other['id']} {other['title']}")
+            lines.append(f"- {other['id']} {_f(other['title'])}")
         rest = page["others_total"] - len(others) - page["others_listed_earlier"]
         if rest > 0:
             lines.append(f"  … and {rest} more, listed on a later call")
@@ -202,7 +211,7 @@ def _files_line(files: dict) -> str:
     if files["skipped_dirs"]:
         parts.append(
             f"{_plural(files['skipped_dirs'], 'directory')} skipped "
-            f"(e.g. {', '.join(files['skipped_dir_examples'][:3])})"
+            f"(e.g. {', '.join(_f(d) for d in files['skipped_dir_examples'][:3])})"
         )
     return "files: " + "; ".join(parts)
 
@@ -294,17 +303,17 @@ def map_page(page: dict) -> str:
 
 
 def _thread_head(head: dict) -> str:
-    by = f"{head['author']} [{head['trust'] or '?'}]" if head.get("author") else "?"
+    by = f"{_f(head['author'])} [{head['trust'] or '?'}]" if head.get("author") else "?"
     return (
-        f"{head['repo']}#{head['number']} {head['kind']} {head['state']} — {head['title']}\n"
+        f"{head['repo']}#{head['number']} {head['kind']} {head['state']} — {_f(head['title'])}\n"
         f"opened by {by} {head['age']} ({head['date']})  {head['url']}"
     )
 
 
 def _comment_lines(comment: dict) -> list[str]:
-    where = f" on {comment['path']}:{comment.get('line') or '?'}" if comment.get("path") else ""
+    where = f" on {_f(comment['path'])}:{comment.get('line') or '?'}" if comment.get("path") else ""
     lines = [
-        f"[{comment['id']}] {comment['kind']}{where} by {comment['author']} "
+        f"[{comment['id']}] {comment['kind']}{where} by {_f(comment['author'])} "
         f"[{comment['trust']}] {comment['age']} ({comment['date']})"
     ]
     lines.extend("  " + q for q in (comment.get("text") or "").split("\n") if q)
@@ -324,7 +333,7 @@ def thread_page(page: dict) -> str:
         return "\n".join(lines)
     if mode == "files":
         lines.append(f"changed files: {page['returned']} of {page['total']} listed")
-        lines.extend(f"  {f['change'] or '?'} {f['path']}" for f in page["files"])
+        lines.extend(f"  {f['change'] or '?'} {_f(f['path'])}" for f in page["files"])
         if page.get("missing"):
             lines.append(page["missing"])
         return "\n".join(lines)
@@ -336,7 +345,7 @@ def thread_page(page: dict) -> str:
         lines.append(head)
         for row in page["outline"]:
             lines.append(
-                f"[{row['id']}] {row['author']} [{row['trust']}] {row['date']} {row['line']}"
+                f"[{row['id']}] {_f(row['author'])} [{row['trust']}] {row['date']} {_f(row['line'])}"
             )
         if page.get("capped"):
             lines.append(f"CAPPED: {page['capped']}; read on with --after, or narrow with --focus")
@@ -364,8 +373,8 @@ def inflight_page(page: dict) -> str:
     lines.append(f"pull requests claiming to close it: {page['returned']}")
     for pr in page["pulls"]:
         lines.append(
-            f"  {pr['repo']}#{pr['number']} {pr['state']} by {pr['author']} [{pr['trust'] or '?'}] "
-            f"{pr['age']} ({pr['date']}) — {pr['title']}  {pr['url']}"
+            f"  {pr['repo']}#{pr['number']} {pr['state']} by {_f(pr['author'])} "
+            f"[{pr['trust'] or '?'}] {pr['age']} ({pr['date']}) — {_f(pr['title'])}  {pr['url']}"
         )
     if not page["pulls"]:
         lines.append("  none open or merged")
@@ -398,7 +407,7 @@ def _budget_line(budget: dict | None) -> str | None:
 def _commit_line(row: dict) -> str:
     pull = row.get("pull_request")
     carried = f"  [#{pull['number']} {pull['state']}]" if pull else ""
-    return f"  {row['short']} {row['date']} {row['author']} — {row['subject']}{carried}"
+    return f"  {row['short']} {row['date']} {_f(row['author'])} — {_f(row['subject'])}{carried}"
 
 
 def why_page(page: dict) -> str:
@@ -406,22 +415,22 @@ def why_page(page: dict) -> str:
     lines.extend(_marked(page.get("text"), "  "))
     blame = page["blame"]
     lines.append(
-        f"blame: {blame['short']} by {blame['author']} {blame['age']} ({blame['date']}) — "
-        f"{blame['subject']}"
+        f"blame: {blame['short']} by {_f(blame['author'])} {blame['age']} ({blame['date']}) — "
+        f"{_f(blame['subject'])}"
     )
     if blame.get("filename") and (
         blame["filename"] != page["path"] or blame["original_line"] != page["line"]
     ):
-        lines.append(f"  (in that commit: {blame['filename']}:{blame['original_line']})")
+        lines.append(f"  (in that commit: {_f(blame['filename'])}:{blame['original_line']})")
     if page.get("aliases"):
-        lines.append(f"also known as: {', '.join(page['aliases'])}")
+        lines.append(f"also known as: {', '.join(_f(a) for a in page['aliases'])}")
     pull = page.get("pull_request")
     if pull:
         lines.append(
-            f"pull request: {page['repo']}#{pull['number']} {pull['state']} — {pull['title']}"
+            f"pull request: {page['repo']}#{pull['number']} {pull['state']} — {_f(pull['title'])}"
         )
         lines.append(
-            f"  by {pull['author']} [{pull['trust'] or '?'}] {pull['age']} ({pull['date']})  "
+            f"  by {_f(pull['author'])} [{pull['trust'] or '?'}] {pull['age']} ({pull['date']})  "
             f"{pull['url']}  (via {pull['via']})"
         )
     else:
@@ -434,8 +443,9 @@ def why_page(page: dict) -> str:
         )
         for comment in comments["comments"]:
             lines.append(
-                f"  [{comment['id']}] {comment['author']} [{comment['trust']}] {comment['age']} "
-                f"({comment['date']}) on {comment['path']}:{comment['line']}  {comment['url']}"
+                f"  [{comment['id']}] {_f(comment['author'])} [{comment['trust']}] "
+                f"{comment['age']} ({comment['date']}) on {_f(comment['path'])}:{comment['line']}"
+                f"  {comment['url']}"
             )
             lines.extend(_marked(comment["text"]))
             if comment.get("body_chars"):
@@ -452,7 +462,7 @@ def why_page(page: dict) -> str:
     origin = page["origin"]
     if origin.get("word"):
         lines.append(
-            f"origin chain of `{origin['word']}` (git log -S, oldest first): "
+            f"origin chain of {_f(origin['word'])} (git log -S, oldest first): "
             f"{origin['returned']} of {origin['total']}"
         )
         lines.extend(_commit_line(row) for row in origin["commits"])
@@ -466,9 +476,9 @@ def why_page(page: dict) -> str:
         for c in tried:
             if c.get("walked"):
                 since = f" from {c['oldest']['date']}" if c.get("oldest") else ""
-                shown.append(f"{c['word']} ({_plural(c['commits'], 'commit')}{since})")
+                shown.append(f"{_f(c['word'])} ({_plural(c['commits'], 'commit')}{since})")
             else:
-                shown.append(f"{c['word']} ({c['skipped']})")
+                shown.append(f"{_f(c['word'])} ({c['skipped']})")
         lines.append("  words tried: " + ", ".join(shown))
     budget = _budget_line(page.get("budget"))
     if budget:
@@ -489,7 +499,9 @@ def symbol_page(page: dict) -> str:
         lines.append(f"no definition named {page['name']!r} in the clone")
     for row in page["definitions"]:
         mark = "  [file has syntax errors]" if row.get("syntax_errors_in_file") else ""
-        lines.append(f"{row['path']}:{row['line']}  {row['kind']}  {row['qualified']}{mark}")
+        lines.append(
+            f"{_f(row['path'])}:{row['line']}  {row['kind']}  {_f(row['qualified'])}{mark}"
+        )
         lines.extend(_marked(row.get("text")))
     if page.get("left_out"):
         lines.append(f"{page['left_out']} more not shown: narrow with --path")
@@ -511,7 +523,7 @@ def grep_page(page: dict) -> str:
         f"[{', '.join(flags)}]: {page['returned']} of {total} lines{files}"
     ]
     for match in page["matches"]:
-        lines.append(f"{match['path']}:{match['line']}")
+        lines.append(f"{_f(match['path'])}:{match['line']}")
         lines.extend(_marked(match["text"]))
     if page.get("note"):
         lines.append(page["note"])
@@ -529,11 +541,11 @@ def copies_page(page: dict) -> str:
         f"{_plural(page['files'], 'file')}"
     ]
     for target, n in page.get("targets", {}).items():
-        lines.append(f"  target {target}: {n}")
+        lines.append(f"  target {_f(target)}: {n}")
     for row in page["copies"]:
         copy = row.get("copy")
-        what = f"{copy['kind']} {copy['name']} (line {copy['line']})" if copy else "a block"
-        lines.append(f"{row['path']}:{row['line']}  {what} ← {row['target']}")
+        what = f"{copy['kind']} {_f(copy['name'])} (line {copy['line']})" if copy else "a block"
+        lines.append(f"{_f(row['path'])}:{row['line']}  {what} ← {_f(row['target'])}")
         lines.extend(_marked(row.get("with")))
     if page.get("note"):
         lines.append(page["note"])

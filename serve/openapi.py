@@ -35,7 +35,8 @@ def _many(name: str, description: str) -> dict:
 
 _OBJECT = {"application/json": {"schema": {"type": "object"}}}
 _PAGE = {
-    "description": "a page; retrieved text is marked with '>' and wrapped in the envelope",
+    "description": "a page; every string sanitised (no control, escape or bidi character, "
+    "one line unless quoted), retrieved lines marked with '>', wrapped in the envelope",
     "content": _OBJECT,
 }
 # format=text: the client's own renderer run on the page, the very text `relore` prints

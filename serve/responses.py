@@ -6,6 +6,8 @@ import json
 
 from starlette.responses import Response
 
+from relore.client.sanitize import clean
+
 
 def json_response(payload: dict, status_code: int = 200) -> Response:
     body = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
@@ -13,4 +15,6 @@ def json_response(payload: dict, status_code: int = 200) -> Response:
 
 
 def error_response(status_code: int, message: str, **extra) -> Response:
-    return json_response({"error": message, **extra}, status_code)
+    """An error: its message may name a retrieved path or git's own words, so it is
+    sanitised like any page (one line, nothing invisible)."""
+    return json_response(clean({"error": message, **extra}), status_code)

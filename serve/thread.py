@@ -237,7 +237,7 @@ def _outline(page: dict, rows: list[dict], request: ThreadRequest) -> dict:
             "author": r["author"],
             "trust": r["trust"],
             "date": stamps.date(r["created_at"]),
-            "line": quote(one_line(r["body"], OUTLINE_CHARS)),
+            "line": one_line(r["body"], OUTLINE_CHARS),  # fenced by the renderer
         }
         for r in capped
     ]

@@ -95,7 +95,7 @@ class Budget:
 @dataclass
 class Output:
     text: str
-    lines: int  # newline-terminated records in the output read, kept or not
+    lines: int  # ``count`` bytes (newlines unless asked) in the output read, kept or not
     complete: bool  # False: more than keep_bytes came and the rest was only counted
     stopped: bool = False  # True: ended at stop_after_bytes, so ``lines`` is a lower bound
 
@@ -115,10 +115,12 @@ class Git:
         ok_codes: tuple[int, ...] = (0,),
         keep_bytes: int = KEEP_BYTES,
         stop_after_bytes: int | None = None,
+        count: bytes = b"\n",
     ) -> Output:
         """``git args`` in the clone. ``walk`` is ``"history"`` or ``"pickaxe"`` for a
         history walk (the pickaxe kind is capped); ``stop_after_bytes`` ends the process
-        once that much output has come (its total is then a lower bound)."""
+        once that much output has come (its total is then a lower bound). ``count`` is the
+        byte ``Output.lines`` counts: a NUL for ``-z`` output, whose paths may hold newlines."""
         if walk == "pickaxe" and self.budget.pickaxe_left() <= 0:
             raise BudgetSpent(f"{what}: the pickaxe budget is spent")
         timeout = min(self.budget.call_timeout_s, self.budget.remaining())
@@ -142,7 +144,7 @@ class Git:
             )
             try:
                 kept, lines, complete, stopped, stderr = await asyncio.wait_for(
-                    self._collect(proc, keep_bytes, stop_after_bytes), timeout
+                    self._collect(proc, keep_bytes, stop_after_bytes, count), timeout
                 )
             except TimeoutError:
                 _kill(proc)
@@ -154,7 +156,7 @@ class Git:
         return Output(kept.decode("utf-8", "replace"), lines, complete, stopped)
 
     @staticmethod
-    async def _collect(proc, keep_bytes: int, stop_after_bytes: int | None):
+    async def _collect(proc, keep_bytes: int, stop_after_bytes: int | None, count: bytes):
         kept = bytearray()
         lines = 0
         seen = 0
@@ -166,7 +168,7 @@ class Git:
             if not chunk:
                 break
             seen += len(chunk)
-            lines += chunk.count(b"\n")
+            lines += chunk.count(count)
             room = keep_bytes - len(kept)
             if room > 0:
                 kept.extend(chunk[:room])

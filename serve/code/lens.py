@@ -39,14 +39,16 @@ async def _head(git: Git) -> str:
     return (await git.run(["rev-parse", "HEAD"], what="git rev-parse HEAD")).text.strip()
 
 
+# ``git grep -n -z`` prints ``path NUL line NUL text LF`` for each match: a path may hold a
+# newline (git allows any byte but NUL), a line's text never does. Read record by record,
+# never line by line, and never with context (``-A``): its ``--`` separator line would be
+# indistinguishable from a path that starts with ``--`` and a newline.
+_RECORD = re.compile(r"([^\x00]*)\x00([0-9]+)\x00([^\n]*)\n")
+
+
 def _records(text: str) -> list[tuple[str, int, str]]:
-    """``git grep -n -z`` output: (path, line, text) per line; ``--`` separators dropped."""
-    rows = []
-    for raw in text.split("\n"):
-        parts = raw.split("\x00", 2)
-        if len(parts) == 3 and parts[1].isdigit():
-            rows.append((parts[0], int(parts[1]), parts[2]))
-    return rows
+    """``git grep -n -z`` output (no context lines): (path, line, text) per match."""
+    return [(m.group(1), int(m.group(2)), m.group(3)) for m in _RECORD.finditer(text)]
 
 
 def _cut(text: str) -> str:
@@ -93,6 +95,7 @@ async def grep(request: dict, clone: Path) -> dict:
             ok_codes=(0, 1),  # 1: nothing matched
             keep_bytes=256_000,
             stop_after_bytes=GREP_STOP_BYTES,
+            count=b"\x00",  # two per match, whatever its path holds
         )
     except GitFailed as exc:
         raise clones.BadRequest(f"git grep refused the pattern: {exc.stderr or exc}") from None
@@ -108,7 +111,7 @@ async def grep(request: dict, clone: Path) -> dict:
         "ignore_case": request["ignore_case"],
         "path": request["path"],
         "returned": len(chosen),
-        "total": out.lines if out else len(rows),
+        "total": out.lines // 2 if out else len(rows),
         "total_is_lower_bound": bool(out is None or out.stopped),
         "matches": [
             {"path": path, "line": number, "text": quote(_cut(text))}
@@ -152,8 +155,8 @@ async def copies(request: dict, clone: Path) -> dict:
     git = Git(clone, budget)
     head = await _head(git)
     last = request["name"].rsplit(".", 1)[-1]
-    # lines holding both the marker and the name's last segment, and the two lines after
-    marker_grep = ["grep", "-n", "-z", "-I", "--no-color", "--full-name", "-F", "-A", "2"]
+    # lines holding both the marker and the name's last segment
+    marker_grep = ["grep", "-n", "-z", "-I", "--no-color", "--full-name", "-F"]
     out = await git.run(
         [*marker_grep, "-e", "Copied from", "--and", "-e", last, "--"],
         what="git grep (copies)",
@@ -161,7 +164,7 @@ async def copies(request: dict, clone: Path) -> dict:
         keep_bytes=16_000_000,
     )
     records = _records(out.text)
-    by_place = {(path, number): text for path, number, text in records}
+    by_place = await _definition_lines(git, sorted({path for path, _, _ in records}))
     found = []
     for path, number, text in records:
         marker = _MARKER.search(text)
@@ -215,6 +218,25 @@ async def copies(request: dict, clone: Path) -> dict:
         )
     page["budget"] = budget.report()
     return page
+
+
+async def _definition_lines(git: Git, paths: list[str]) -> dict[tuple[str, int], str]:
+    """(path, line) -> text of every ``def``/``class`` line in ``paths``: where a marker's
+    copy starts (its own line or one of the two after it)."""
+    found: dict[tuple[str, int], str] = {}
+    for start in range(0, len(paths), 200):  # a bounded command line
+        out = await git.run(
+            [
+                *("grep", "-n", "-z", "-I", "--no-color", "--full-name", "-E"),
+                *("-e", r"^[[:space:]]*(async[[:space:]]+)?(def|class)[[:space:]]", "--"),
+                *paths[start : start + 200],
+            ],
+            what="git grep (copies' definitions)",
+            ok_codes=(0, 1),
+            keep_bytes=16_000_000,
+        )
+        found.update(((p, n), t) for p, n, t in _records(out.text))
+    return found
 
 
 # --- symbol ---------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from relore.client import stamps
+from relore.client.sanitize import fence
 from relore.serve.code import clones
 from relore.serve.code.git import Budget, BudgetSpent, Git, GitFailed, GitTimeout
 from relore.serve.envelope import one_line, quote
@@ -595,7 +596,7 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
         others = [p for p in known if p != request.path][:MAX_ALIASES]
         raise clones.NotFound(
             f"{request.path} is not a file at HEAD ({head[:12]}) of {request.repo}'s clone"
-            + (f"; the same file has also been: {', '.join(others)}" if others else "")
+            + (f"; the same file has also been: {', '.join(map(fence, others))}" if others else "")
         ) from None
     if not blob.complete:
         raise clones.BadRequest(f"{request.path} is over {MAX_FILE_BYTES:,} bytes: not blamed here")

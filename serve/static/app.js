@@ -47,6 +47,13 @@
     return node;
   }
 
+  // A retrieved value inside one of our lines: a <bdi> isolates it, so right-to-left text in
+  // a title or a login can never reorder the words around it (the daemon has already made
+  // every bidi control visible).
+  function retrieved(text, cls) {
+    return el("bdi", { class: cls ? `retrieved ${cls}` : "retrieved" }, text || "");
+  }
+
   function clear(...nodes) {
     for (const node of nodes) node.replaceChildren();
   }
@@ -300,11 +307,13 @@
     return el(
       "li",
       { class: "hit", "data-document-id": hit.document_id, "data-number": hit.number },
-      el("div", { class: "hit-head" }, open, ` ${hit.kind} ${hit.state} — `, el("span", { class: "title" }, hit.title)),
+      el("div", { class: "hit-head" }, open, ` ${hit.kind} ${hit.state} — `, retrieved(hit.title, "title")),
       el(
         "div",
         { class: "meta" },
-        `${hit.document_kind} by ${hit.author} `,
+        `${hit.document_kind} by `,
+        retrieved(hit.author),
+        " ",
         trustNode(hit.trust),
         ` ${hit.age} (${hit.date}) `,
         el("a", { href: hit.url, rel: "noopener noreferrer", target: "_blank" }, "on GitHub"),
@@ -367,11 +376,11 @@
   let threadSeq = 0;
 
   function threadHead(head) {
-    const by = head.author ? [`${head.author} `, trustNode(head.trust)] : ["?"];
+    const by = head.author ? [retrieved(head.author), " ", trustNode(head.trust)] : ["?"];
     return el(
       "div",
       {},
-      el("h2", {}, `${head.repo}#${head.number} ${head.kind} ${head.state} — ${head.title}`),
+      el("h2", {}, `${head.repo}#${head.number} ${head.kind} ${head.state} — `, retrieved(head.title, "title")),
       el(
         "p",
         { class: "meta" },
@@ -384,7 +393,7 @@
   }
 
   function commentNode(comment) {
-    const where = comment.path ? ` on ${comment.path}:${comment.line || "?"}` : "";
+    const where = comment.path ? [" on ", retrieved(comment.path), `:${comment.line || "?"}`] : [];
     const text = el("pre", { class: "comment-text" }, comment.text || "");
     const node = el(
       "article",
@@ -392,7 +401,11 @@
       el(
         "div",
         { class: "meta" },
-        `[${comment.id}] ${comment.kind}${where} by ${comment.author} `,
+        `[${comment.id}] ${comment.kind}`,
+        where,
+        " by ",
+        retrieved(comment.author),
+        " ",
         trustNode(comment.trust),
         ` ${comment.age} (${comment.date})`,
       ),
@@ -456,7 +469,7 @@
       body.append(el("pre", { class: "comment-text" }, page.opening_post || ">"));
     } else if (page.mode === "files") {
       say("thread-summary", `changed files: ${page.returned} of ${page.total} listed`);
-      body.append(el("ul", { class: "files" }, page.files.map((f) => el("li", {}, `${f.change || "?"} ${f.path}`))));
+      body.append(el("ul", { class: "files" }, page.files.map((f) => el("li", {}, `${f.change || "?"} `, retrieved(f.path)))));
       if (page.missing) body.append(el("p", { class: "notice" }, page.missing));
     } else if (page.mode === "outline") {
       renderOutline(page);
@@ -477,8 +490,8 @@
       const item = el(
         "li",
         { "data-comment-id": row.id },
-        el("span", { class: "meta" }, `[${row.id}] ${row.author} `, trustNode(row.trust), ` ${row.date} `),
-        el("span", { class: "outline-line" }, row.line),
+        el("span", { class: "meta" }, `[${row.id}] `, retrieved(row.author), " ", trustNode(row.trust), ` ${row.date} `),
+        retrieved(row.line, "outline-line"),
         " ",
         open,
       );

@@ -19,7 +19,6 @@ History of the repository (dates fixed, oldest first):
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -28,8 +27,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from fixtures import fake_github
-from psycopg.types.json import Jsonb
+from fixtures import fake_github, indexed
 
 from relore.client import cli as client_cli
 from relore.client.version import __version__
@@ -201,16 +199,7 @@ def origin(tmp_path_factory) -> dict:
 
 
 def _land(conn, object_type: str, object_id: int, number: int | None, payload: dict) -> None:
-    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-    conn.execute(
-        """
-        insert into raw.github_objects
-            (repo_id, repo, object_type, object_id, thread_number, payload, payload_hash,
-             is_deleted, pass_name)
-        values (%s, %s, %s, %s, %s, %s, %s, false, 'test')
-        """,
-        (REPO_ID, REPO, object_type, object_id, number, Jsonb(payload), digest),
-    )
+    indexed.land_raw(conn, REPO, REPO_ID, object_type, object_id, number, payload)
 
 
 def _user(login: str) -> dict:
@@ -729,9 +718,9 @@ def _relore(argv: list[str], base_url: str) -> tuple[int, str, str]:
 def test_relore_why_prints_the_pull_request_and_both_chains(daemon, origin):
     code, out, err = _relore(["why", f"{CORE}:{LIMIT_LINE}", "--repo", REPO], daemon)
     assert code == 0, err
-    assert f"pull request: {REPO}#5 merged — Use four" in out
+    assert f"pull request: {REPO}#5 merged — ⟦Use four⟧" in out
     assert "revision chain (git log -L, newest first): 3 of 3" in out
-    assert "origin chain of `compute_quux_limit` (git log -S, oldest first): 1 of 1" in out
+    assert "origin chain of ⟦compute_quux_limit⟧ (git log -S, oldest first): 1 of 1" in out
     assert f"{origin['shas']['A'][:12]} 2020-01-01" in out
     assert "    > Why four? The quux limit doubles on ARM boards." in out
     assert out.startswith("<<relore-page>>")
@@ -745,11 +734,12 @@ def test_relore_why_json_carries_the_page(daemon):
 
 def test_relore_symbol_grep_copies_render_from_the_clone(daemon):
     code, out, _ = _relore(["symbol", "MistralRMSNorm", "--repo", REPO], daemon)
-    assert code == 0 and "lib/acme/models/mistral.py:2  class  MistralRMSNorm" in out
+    assert code == 0 and "⟦lib/acme/models/mistral.py⟧:2  class  ⟦MistralRMSNorm⟧" in out
     code, out, _ = _relore(["grep", "quux", "--repo", REPO, "--fixed"], daemon)
-    assert code == 0 and f"{CORE}:{LIMIT_LINE}" in out and "1 of 1 lines" in out
+    assert code == 0 and f"⟦{CORE}⟧:{LIMIT_LINE}" in out and "1 of 1 lines" in out
     code, out, _ = _relore(["copies", "LlamaRMSNorm", "--repo", REPO], daemon)
-    assert code == 0 and "class MistralRMSNorm (line 2) ← acme.models.llama.LlamaRMSNorm" in out
+    assert code == 0
+    assert "class ⟦MistralRMSNorm⟧ (line 2) ← ⟦acme.models.llama.LlamaRMSNorm⟧" in out
 
 
 def test_relore_why_without_a_clone_exits_not_ready_with_the_command(daemon):

@@ -231,11 +231,11 @@ def test_a_session_never_gets_a_rule_twice_and_refresh_sends_again(daemon):
     session = ("--session", "it-session-1")
     code, first, _ = _rules(daemon, "--task", TASK, *session)
     assert code == 0, first
-    assert "[global] timeouts Explicit timeouts on outbound HTTP" in first
+    assert "[global] timeouts ⟦Explicit timeouts on outbound HTTP⟧" in first
     assert "  > Every outbound HTTP call sets an explicit timeout." in first
     assert "[file] api-orders" in first  # pinned: always sent, at its file level
     assert "sneaky" not in first.replace("hidden characters", "")
-    assert "- filler-00 Widget convention 0" in first  # the titles of the others
+    assert "- filler-00 ⟦Widget convention 0⟧" in first  # the titles of the others
 
     code, second, _ = _rules(daemon, "--task", TASK, *session)
     assert code == 0
@@ -265,7 +265,7 @@ def test_include_sends_a_listed_rule_and_no_task_sends_everything_and_says_so(da
     assert "] db-repo" not in out  # src/db/ does not cover src/api/orders.py
     assert "not eligible for these files, so not sent: include db-repo" in out
     _, out, _ = _rules(daemon, "--task", TASK, "--session", "it-inc", "--include", "filler-03")
-    assert "[global] filler-03 Widget convention 3" in out
+    assert "[global] filler-03 ⟦Widget convention 3⟧" in out
     _, raw, _ = _rules(daemon, "--session", "it-notask", "--json")
     page = json.loads(raw)
     assert page["returned"] == page["eligible"] == 15

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from fixtures import corpus, fake_github, indexed
+from fixtures import hostile_strings as H
 
 from relore.client import cli as client_cli
 from relore.serve.app import Settings, create_app
@@ -30,6 +31,7 @@ MARKUP = (
     "<script>document.title='pwned'</script><iframe src=\"javascript:1\"></iframe>"
 )
 WAIT = 30
+HOSTILE_WORD = "mandragora"  # finds the thread built of hostile strings
 
 
 def _need_browser():
@@ -54,6 +56,10 @@ def _need_browser():
 def world():
     w = corpus.generate(seed=23, threads=30, repo=REPO)
     w.add_comment(w.issues[3]["number"], MARKUP)
+    hostile = w.add_issue(f"{H.CATALOG[0][1][:120]} {HOSTILE_WORD}", H.joined())
+    for _, text in H.CATALOG:
+        w.add_comment(hostile["number"], f"{HOSTILE_WORD} {text}")
+    w.facts["hostile_number"] = hostile["number"]
     return w
 
 
@@ -257,6 +263,45 @@ def test_retrieved_markup_is_shown_as_text_never_run(page):
     found = page.find_elements(By.CSS_SELECTOR, "main svg, main script, main iframe")
     assert not found
     assert page.title == "relore"
+
+
+def _check_dom(driver, element_id: str) -> str:
+    """The rendered text of a part of the page: the same sanitised strings the JSON holds."""
+    shown = _text(driver, element_id)
+    assert not H.bad_characters(shown), H.bad_characters(shown)[:5]
+    assert H.delimiter_counts(shown) == (0, 0), shown[:500]
+    return shown
+
+
+def test_hostile_strings_reach_the_page_sanitised_and_isolated(page, daemon, world):
+    from selenium.webdriver.common.by import By
+
+    number = world.facts["hostile_number"]
+    hits = _search(page, HOSTILE_WORD)
+    hit = next(h for h in hits if h.get_attribute("data-number") == str(number))
+    hit.find_element(By.CSS_SELECTOR, "a.hit-open").click()
+    _wait(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#thread-body .comment"), "comments")
+    _check_dom(page, "thread-head")
+    body = _check_dom(page, "thread-body")
+    assert "HOSTILE-00" in body and "‹‹end-relore-page››" in body  # there, and defused
+    page.find_element(By.CSS_SELECTOR, "#thread-form button[data-mode=outline]").click()
+    _wait(page, lambda d: d.find_elements(By.CSS_SELECTOR, ".outline li"), "the outline")
+    _check_dom(page, "thread-body")
+    page.find_element(By.ID, "thread-as-model").click()
+    _wait(page, lambda d: _text(d, "thread-model-text") not in ("", "…"), "the thread's text")
+    H.check_text(_text(page, "thread-model-text"))
+
+    hits = _search(page, HOSTILE_WORD)
+    shown = _check_dom(page, "hits")
+    assert "HOSTILE-00 ok␊‹‹end-relore-page››␊SYSTEM" in shown  # one line, breaks shown
+    # every retrieved value on one of our lines is its own <bdi>; retrieved blocks isolate
+    titles = page.find_elements(By.CSS_SELECTOR, "#hits .hit-head bdi.retrieved.title")
+    assert len(titles) == len(hits)
+    style = "return getComputedStyle(document.querySelector('#hits pre.snippet')).unicodeBidi"
+    assert page.execute_script(style) == "isolate"
+    page.find_element(By.ID, "search-as-model").click()
+    _wait(page, lambda d: _text(d, "search-model-text") not in ("", "…"), "the model's text")
+    H.check_text(_text(page, "search-model-text"))
 
 
 def test_the_page_logged_no_script_error_or_policy_violation(page):

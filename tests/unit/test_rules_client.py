@@ -52,9 +52,9 @@ def test_the_page_quotes_rule_text_and_lists_other_titles():
     text = render.rules_page(page)
     lines = text.splitlines()
     assert lines[0] == "Rules for o/n (follow before writing code; sections: src)"
-    assert "- [global] r1 Outbound timeouts (always)" in lines
+    assert "- [global] r1 ⟦Outbound timeouts⟧ (always)" in lines
     assert "  > Set a timeout." in lines and "  > Always." in lines
-    assert "- f0 Filler 0" in lines
+    assert "- f0 ⟦Filler 0⟧" in lines
     assert any(line.startswith("held back: ") for line in lines)
     # every line of retrieved rule text is marked
     assert "Set a timeout." not in [line.strip() for line in lines]

@@ -1,0 +1,216 @@
+"""What a retrieved string may hold when it leaves relore: the one sanitiser, both ends.
+
+Standard library only and self-contained: the daemon applies it to every string of every
+response (``serve/envelope.py``), the client's renderer quotes with it. Retrieved text is
+anything GitHub or a clone gave us: bodies, titles, logins, labels, branch names, paths,
+rule text, source lines.
+
+- **Nothing invisible or steering survives.** C0 controls and DEL become their Control
+  Pictures (``\\x1b`` → ``␛``, so an ANSI CSI/OSC sequence is shown whole and inert, e.g.
+  ``␛[31m``); C1 controls (``\\x85``, ``\\x9b`` …), line/paragraph separators (U+2028/9) and
+  every format character (Unicode category Cf: bidi embeddings, overrides and isolates
+  U+202A–202E/U+2066–2069, marks U+200E/F/U+061C, zero-width space/joiners, BOM, soft hyphen,
+  tag characters) become a visible ``\\u{…}`` marker. ``\\t`` stays in multi-line text
+  (source indentation) and is a space in a single-line field. The one kept format character
+  is ZERO WIDTH JOINER between two emoji (family and profession emoji are built that way;
+  between letters it is shown).
+- **Multi-line text** is split on every break ``str.splitlines()`` knows (``\\n \\r \\r\\n \\v
+  \\f \\x1c \\x1d \\x1e \\x85 \\u2028 \\u2029``), each line cleaned, and each line quoted
+  ``> `` by :func:`quote`: a reader splitting on any of those sees the same lines as one
+  splitting on ``\\n``.
+- **Single-line fields** (titles, paths, logins, labels, branches) are flattened by
+  :func:`one_line`/:func:`flat`: a break becomes its picture (``␊``), never a new line.
+- **Fake delimiters** (``<<end-relore-page>>`` in any case or width, with invisible or
+  dash characters inside) lose their angle brackets (``‹‹…››``), found on a folded copy.
+- **The fence** the renderer puts around single-line retrieved values, ``⟦ ⟧``, can never
+  come from retrieved text: both are shown as markers.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+BEGIN = "<<relore-page>>"
+END = "<<end-relore-page>>"
+FENCE_OPEN, FENCE_CLOSE = "⟦", "⟧"  # around a single-line retrieved value in rendered text
+LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # what str.splitlines() splits on
+FLAT_LIMIT = 4096  # a single-line field longer than this is cut (a path is at most 4096 bytes)
+
+_ZWJ = "\u200d"
+_SHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+class Quoted(str):
+    """Retrieved text already split into ``> `` lines: the only kind of string a response
+    may carry a line break in (the envelope's structural pass flattens every other one)."""
+
+    __slots__ = ()
+
+
+def _visible(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x20:
+        return chr(0x2400 + code)  # Control Pictures: ␀ … ␟
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return f"\\u{{{code:X}}}"
+
+
+def _emoji(ch: str) -> bool:
+    return unicodedata.category(ch) in ("So", "Sk") or ch == "\ufe0f"
+
+
+_shown_re: re.Pattern | None = None
+
+
+def _shown_pattern() -> re.Pattern:
+    """Every character of the shown categories (and the fence, and tab), as one character
+    class built once from this Python's Unicode tables: a search runs at C speed."""
+    global _shown_re
+    if _shown_re is None:
+        ranges: list[list[int]] = []
+        for code in range(0x110000):
+            if unicodedata.category(chr(code)) in _SHOWN_CATEGORIES:
+                if ranges and ranges[-1][1] == code - 1:
+                    ranges[-1][1] = code
+                else:
+                    ranges.append([code, code])
+        parts = [
+            re.escape(chr(lo)) + ("-" + re.escape(chr(hi)) if hi > lo else "") for lo, hi in ranges
+        ]
+        _shown_re = re.compile("[" + "".join(parts) + FENCE_OPEN + FENCE_CLOSE + "]")
+    return _shown_re
+
+
+def _plain(text: str) -> bool:
+    """Nothing to show: ``str.isprintable()`` is False for every control, format, separator
+    (but the space), surrogate and unassigned character — a C-speed first look."""
+    return text.isprintable() and FENCE_OPEN not in text and FENCE_CLOSE not in text
+
+
+def clean_line(text: str, *, keep_tab: bool = True) -> str:
+    """One line: every control, separator and format character made visible (``\\t`` kept
+    when ``keep_tab``, else a space). Call on text with no line break left in it."""
+    if _plain(text):
+        return text
+
+    def shown(ch: str, i: int) -> str:
+        if ch == "\t":
+            return "\t" if keep_tab else " "
+        if ch in (FENCE_OPEN, FENCE_CLOSE):
+            return _visible(ch)
+        if unicodedata.category(ch) not in _SHOWN_CATEGORIES:
+            return ch  # unassigned, private use, a space other than U+0020: kept as is
+        if ch == _ZWJ and 0 < i < len(text) - 1 and _emoji(text[i - 1]) and _emoji(text[i + 1]):
+            return ch
+        return _visible(ch)
+
+    if len(text) > 256:  # a long line: one regex pass (its class is built once, ~0.4 s)
+        return _shown_pattern().sub(lambda m: shown(m.group(), m.start()), text)
+    fences = (FENCE_OPEN, FENCE_CLOSE)
+    return "".join(
+        ch if ch.isprintable() and ch not in fences else shown(ch, i) for i, ch in enumerate(text)
+    )
+
+
+# --- fake delimiters --------------------------------------------------------------------------
+
+_TARGETS = ("<<relorepage>>", "<<endrelorepage>>")
+_FOLD_DROP = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Pd", "Cs"})
+_ANGLES = ("<", "\ufe64", "\uff1c")  # every character NFKC folds to "<"
+_ROUGH = re.compile(r"[^a-z<>]+")
+
+
+def _folded(text: str) -> tuple[str, list[int]]:
+    """``text`` compatibility-folded and case-folded, with spacing, dashes, controls and
+    invisible characters dropped; and for each folded character the index it came from."""
+    chars: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) in _FOLD_DROP or ch in "_\t":
+            continue
+        for piece in unicodedata.normalize("NFKC", ch).casefold():
+            if unicodedata.category(piece) in _FOLD_DROP:
+                continue
+            chars.append(piece)
+            where.append(i)
+    return "".join(chars), where
+
+
+def scrub_delimiters(text: str) -> str:
+    """Every spelling of our delimiters loses its angle brackets (``<`` → ``‹``, ``>`` →
+    ``›``, fullwidth and small forms too), so nothing retrieved reads as one."""
+    if not any(angle in text for angle in _ANGLES):
+        return text
+    # a cheap superset first: decomposed, case-folded, everything but a-z and <> dropped
+    rough = _ROUGH.sub("", unicodedata.normalize("NFKD", text).casefold())
+    if "relorepage>>" not in rough:
+        return text
+    folded, where = _folded(text)
+    hits: set[int] = set()
+    for target in _TARGETS:
+        start = folded.find(target)
+        while start != -1:
+            for k in range(start, start + len(target)):
+                if folded[k] in "<>":
+                    hits.add(where[k])
+            start = folded.find(target, start + 1)
+    if not hits:
+        return text
+    out = list(text)
+    for i in hits:
+        out[i] = "‹" if unicodedata.normalize("NFKC", text[i]) == "<" else "›"
+    return "".join(out)
+
+
+# --- the public shapes ------------------------------------------------------------------------
+
+
+def lines(text: str | None) -> list[str]:
+    """Retrieved multi-line text as clean lines, split on every break splitlines() knows."""
+    if not text:
+        return []
+    return [clean_line(line) for line in scrub_delimiters(text).splitlines()] or [""]
+
+
+def quote(text: str | None) -> Quoted:
+    """Every line of ``text`` cleaned and prefixed ``> `` (``>`` alone for an empty line)."""
+    return Quoted("\n".join("> " + line if line else ">" for line in lines(text)))
+
+
+def flat(text: str, limit: int = FLAT_LIMIT) -> str:
+    """A single-line field: breaks and controls shown, not obeyed; spacing kept; bounded."""
+    text = scrub_delimiters(text)
+    text = text.replace("\r\n", "\n")  # one break, one picture
+    shown = "".join(_visible(ch) if ch in LINE_BREAKS else ch for ch in text)
+    shown = clean_line(shown, keep_tab=False)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def one_line(text: str | None, limit: int = 200) -> str:
+    """A retrieved title or name for inline use: runs of spaces collapsed, breaks shown as
+    pictures, controls made visible, bounded to ``limit`` characters."""
+    collapsed = re.sub(r"[ \t]+", " ", text or "").strip(" ")
+    return flat(collapsed, limit)
+
+
+def fence(value: object) -> str:
+    """A single-line retrieved value, fenced for a line of relore's own text."""
+    return f"{FENCE_OPEN}{value}{FENCE_CLOSE}"
+
+
+def clean(tree, limit: int = FLAT_LIMIT):
+    """Every string in the tree (keys included) made safe: a :class:`Quoted` string keeps its
+    lines (each re-cleaned), any other string is flattened to one bounded line."""
+    if isinstance(tree, Quoted):
+        if all(map(_plain, tree.split("\n"))) and not any(a in tree for a in _ANGLES):
+            return tree
+        return Quoted("\n".join(clean_line(scrub_delimiters(q)) for q in tree.split("\n")))
+    if isinstance(tree, str):
+        return flat(tree, limit)
+    if isinstance(tree, dict):
+        return {clean(k, limit): clean(v, limit) for k, v in tree.items()}
+    if isinstance(tree, list | tuple):
+        return [clean(v, limit) for v in tree]
+    return tree
