@@ -421,11 +421,13 @@ def main(
     except transport.BadApi as exc:
         print(f"relore: {exc}", file=stderr)
         return ExitStatus.USAGE
-    except transport.NotRelore as exc:
-        print(f"relore: {exc}; point RELORE_API at `relored serve`", file=stderr)
-        return ExitStatus.DAEMON_DOWN
-    except transport.DaemonDown as exc:
-        print(f"relore: {exc}; start it with `relored serve` or set RELORE_API", file=stderr)
+    except transport.DaemonDown as exc:  # NotRelore too: something else answered there
+        hint = (
+            "point RELORE_API at `relored serve`"
+            if isinstance(exc, transport.NotRelore)
+            else "start it with `relored serve` or set RELORE_API"
+        )
+        print(f"relore: {exc}; {hint}", file=stderr)
         return ExitStatus.DAEMON_DOWN
     except transport.VersionMismatch as exc:
         print(f"relore: {exc}", file=stderr)

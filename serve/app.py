@@ -347,7 +347,7 @@ async def _database_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, psycopg.errors.UndefinedTable):
         return _error(503, "the index has not been built: run `dbt build`")
     if isinstance(exc, psycopg.errors.QueryCanceled):
-        return _unavailable("the query took too long and was cancelled", 1)
+        return _error(503, "the query took too long and was cancelled")
     if isinstance(exc, psycopg.OperationalError):  # AdminShutdown, a dropped connection
         return _unavailable(DATABASE_DOWN, 5)
     return _error(503, f"database error: {type(exc).__name__}")

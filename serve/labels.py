@@ -15,6 +15,7 @@ import json
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 MAX_BODY = 16_384
 GRADES = (0, 1, 2)
@@ -35,10 +36,11 @@ def refuse(request) -> tuple[int, str] | None:
     if media != "application/json":
         return 415, "a label is posted as application/json"
     origin = request.headers.get("origin")
-    if origin is not None:
-        own = f"{request.url.scheme}://{request.headers.get('host', '')}".lower()
-        if origin.strip().lower() != own:
-            return 403, "labels are not accepted from another origin"
+    # the page's own origin names the Host it was served from (the scheme is left out:
+    # behind a TLS proxy the page is https and the daemon sees http)
+    own = request.headers.get("host", "").lower()
+    if origin is not None and urlsplit(origin.strip()).netloc.lower() != own:
+        return 403, "labels are not accepted from another origin"
     length = request.headers.get("content-length")
     if length is not None:
         if not length.strip().isdigit():
