@@ -108,10 +108,14 @@ class TokenAuth:
             if name.decode("latin-1").lower() == "authorization":
                 header = value.decode("latin-1")
         granted = auth.scopes_for(self.tokens, header)
-        if granted is None or auth.scope_for_path(scope.get("path", "")) not in granted:
+        if granted is None:
             response = _error(401, "this daemon needs a token: set RELORE_API_TOKEN")
             response.headers["www-authenticate"] = "Bearer"
             await response(scope, receive, send)
+            return
+        needed = auth.scope_for_path(scope.get("path", ""))
+        if needed not in granted:
+            await _error(403, f"this token lacks the {needed} scope")(scope, receive, send)
             return
         scope.setdefault("state", {})["scopes"] = granted
         await self.app(scope, receive, send)

@@ -75,6 +75,7 @@ _ERRORS = {
         "loopback or in RELORE_ALLOWED_HOSTS)"
     ),
     "401": _said("a token is required"),
+    "403": _said("the token lacks the scope this route needs (a label-only token reads nothing)"),
     "404": _said("not indexed here"),
     "426": _said("client and daemon versions differ"),
     "503": {
@@ -203,10 +204,10 @@ def document() -> dict:
                     },
                     "responses": {
                         "201": {"description": "recorded", "content": _OBJECT},
-                        "403": _said("needs the label scope, or came from another origin"),
                         "413": _said("a body over 16 kB (refused before it is read)"),
                         "415": _said("not application/json"),
                         **_ERRORS,
+                        "403": _said("needs the label scope, or came from another origin"),
                     },
                 }
             },

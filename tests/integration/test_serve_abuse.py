@@ -229,5 +229,5 @@ def test_label_only_token_can_label(tmp_path):
             "/api/v1/status", headers={**HEADERS, "authorization": f"Bearer {LABELLER}"}
         )
     assert response.status_code == 201, response.text
-    assert read.status_code == 401  # the label scope does not read
+    assert read.status_code == 403  # the label scope does not read
     assert len(_lines(path)) == 1
