@@ -59,6 +59,26 @@ def test_saturated_pool_is_a_prompt_503_with_retry_after_not_a_30s_queue(db_url,
     _no_tracebacks(caplog)
 
 
+def test_an_expensive_statement_is_cancelled_and_gives_its_connection_back(db_url):
+    """statement_timeout is set on every pooled reader connection: one slow statement holds
+    its connection no longer than that (a guard: this held before the change too)."""
+    reader = database.reader_url(db_url, env={})
+    app = create_app(Settings(reader, pool_min=1, pool_max=1, statement_timeout_ms=300))
+    with _client(app) as client:
+        pool = app.state.pool
+
+        async def expensive():
+            async with pool.connection() as conn:
+                await conn.execute("select pg_sleep(10)")
+
+        started = time.monotonic()
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            client.portal.call(expensive)
+        cancelled_after = time.monotonic() - started
+        assert client.get("/healthz").status_code == 200
+    assert cancelled_after < 5, f"the statement ran {cancelled_after:.1f}s"
+
+
 # --- the database down ------------------------------------------------------------------------
 
 DOWN_URL = "postgresql://relore_reader@/relore?host=/nonexistent-relore-socket-dir"
