@@ -88,6 +88,13 @@ def status_page(page: dict) -> str:
         )
         for mark in repo["passes"]:
             lines.append(f"  {mark['pass']}: high-water {mark['high_water'] or '-'}")
+        deletions = repo.get("deletions") or {}
+        if "deletions" in repo:
+            lines.append(
+                f"  deletions: last checked {deletions['checked_at']} ({deletions['age']})"
+                if deletions.get("checked_at")
+                else "  deletions: never checked (the next `relored extract` does)"
+            )
         for pass_name, floor in sorted(repo.get("sample_floors", {}).items()):
             lines.append(f"  {pass_name}: sampled from {floor} (nothing older is indexed)")
         authority = repo.get("authority") or {}

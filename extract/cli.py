@@ -42,8 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"relored {__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
-    db = verbs.add_parser("db", help="the embedded Postgres (or the configured server)")
+    db = verbs.add_parser(
+        "db",
+        help="the embedded Postgres (or the configured server)",
+        description="start: initialise (once, SCRAM passwords in $RELORE_HOME/pgpass) and start "
+        "the embedded server, migrate, and put the writer's password in libpq's password file "
+        "($PGPASSFILE, else ~/.pgpass) so plain `dbt` finds it. url: the writer's URL with its "
+        "password (--reader: the read-only role's).",
+    )
     db.add_argument("action", choices=["start", "stop", "status", "url"])
+    db.add_argument("--reader", action="store_true", help="url: the read-only role's URL")
     db.add_argument("--json", action="store_true", help="machine-readable output")
 
     verbs.add_parser("migrate", help="create or upgrade the raw and ops schemas and roles")
@@ -113,7 +121,8 @@ def _db(args, out: TextIO, env) -> int:
     url = database.configured_url(env)
     paths = database.EmbeddedPaths(database.relore_home(env))
     if args.action == "url":
-        print(url or paths.url(), file=out)
+        writer = url or paths.writer_url()
+        print(database.reader_url(writer, env) if args.reader else writer, file=out)
         return EXIT_OK
     if url is not None:
         if args.action in ("start", "stop"):
@@ -128,11 +137,20 @@ def _db(args, out: TextIO, env) -> int:
         report["server_version"] = version
     elif args.action == "start":
         database.start_embedded(paths)
+        try:
+            pgpass = str(database.remember_writer_password(paths, env))
+        except OSError as exc:  # the server is up; only plain `dbt` is left without it
+            pgpass = (
+                f"not written ({exc}): give dbt RELORE_DATABASE_URL=$(relored db url), "
+                "or set PGPASSFILE to a writable file and start again"
+            )
         report = {
             "mode": "embedded",
-            "url": paths.url(),
+            "url": database.describe(paths.writer_url()),
             "state": "running",
             "home": str(paths.home),
+            "passwords": str(paths.passwords),
+            "pgpass": pgpass,
         }
     elif args.action == "stop":
         stopped = database.stop_embedded(paths)
@@ -143,7 +161,7 @@ def _db(args, out: TextIO, env) -> int:
             "state": database.embedded_status(paths),
             "home": str(paths.home),
         }
-        report["url"] = paths.url()
+        report["url"] = database.describe(paths.writer_url())
     if args.json:
         print(json.dumps(report), file=out)
     else:

@@ -6,17 +6,24 @@ probe or Nagios can use it as it is: 0 every check OK, 1 a WARN and no FAIL, 2 a
 
 The doctor reads; it changes nothing. It connects with the writer's URL (it does not
 migrate), and once as the reader role, inside a transaction it always rolls back, to prove
-the reader cannot write.
+the reader cannot write. It also tries to log in with no password as the writer, the reader
+and ``postgres`` (as a local attacker would), and checks who else can reach the socket and
+an embedded cluster's files.
 """
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
+import re
+import stat
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TextIO
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 import psycopg
 
@@ -248,6 +255,115 @@ def _try_writes(conn: psycopg.Connection) -> list[str]:
     finally:
         conn.execute("rollback")
     return wrote
+
+
+def check_auth(url: str) -> Check:
+    """Does any role get in with no password? Tried as an attacker would — as the URL's role,
+    the reader and ``postgres``, libpq's password file and PGPASSWORD out of the way — and,
+    where this role may read it, ``pg_hba_file_rules`` names the trust lines."""
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    socket_dir = _socket_dir(url)
+    try:
+        own_name = getpass.getuser()
+    except (KeyError, OSError):  # a uid with no passwd entry
+        own_name = ""
+    roles = list(dict.fromkeys([parts.username or own_name, migrations.READER_ROLE, "postgres"]))
+    let_in, maybe_peer = [], []
+    for role in roles:
+        bare = urlunsplit(parts._replace(netloc=f"{quote(role, safe='')}@{host}"))
+        try:
+            psycopg.connect(
+                bare, password="", passfile=database.NO_PASSFILE, connect_timeout=5
+            ).close()
+        except psycopg.Error:
+            continue
+        # over a socket, the OS account's own name may be `peer`, which is not an open door
+        (maybe_peer if socket_dir is not None and role == own_name else let_in).append(role)
+    trust_lines = _trust_lines(url)
+    if let_in or trust_lines:
+        where = f" (pg_hba.conf {', '.join(trust_lines)})" if trust_lines else ""
+        who = f"logs in with no password as {', '.join(let_in)}" if let_in else "has"
+        return Check(
+            FAIL,
+            "auth",
+            f"the server {who}{' trust lines' if not let_in else ''}{where}: any local account "
+            "reaching it is that role (the superuser can run programs)",
+            "the embedded server: `relored db start` closes it (passwords, scram-sha-256, "
+            "reload); your own server: replace `trust` with scram-sha-256 in pg_hba.conf, give "
+            "every role a password, `select pg_reload_conf()`",
+        )
+    note = f"; {', '.join(maybe_peer)} is this OS account's own name (peer?)" if maybe_peer else ""
+    return Check(OK, "auth", f"no role logs in without a password (tried {', '.join(roles)}){note}")
+
+
+def _trust_lines(url: str) -> list[str]:
+    """'line N' for each trust rule, when this role may read pg_hba_file_rules (superusers)."""
+    try:
+        with database.connect(url) as conn:
+            rows = conn.execute(
+                "select line_number from pg_hba_file_rules where auth_method = 'trust' order by 1"
+            ).fetchall()
+    except (psycopg.Error, database.DatabaseError):
+        return []
+    return [f"line {r[0]} trust" for r in rows]
+
+
+def _socket_dir(url: str) -> Path | None:
+    found = re.search(r"[?&]host=([^&]+)", url)
+    host = unquote(found.group(1)) if found else urlsplit(url).hostname
+    return Path(host) if host and host.startswith("/") else None
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return None
+
+
+def check_permissions(url: str) -> Check:
+    """Who else can reach the socket, and — for a cluster laid out as ``relored db start``
+    lays one out (``<home>/run`` beside ``<home>/pgdata``) — its files."""
+    socket_dir = _socket_dir(url)
+    if socket_dir is None:
+        return Check(OK, "permissions", "a TCP server: no local files to check")
+    home = socket_dir.parent
+    embedded = socket_dir.name == "run" and (home / "pgdata").is_dir()
+    if not embedded:
+        mode = _mode(socket_dir)
+        if mode is not None and mode & 0o007:
+            return Check(
+                WARN,
+                "permissions",
+                f"{socket_dir} is {mode:04o}: every local account reaches this server's "
+                "socket, so only its passwords stand between them and the data",
+                f"`chmod o-rwx {socket_dir}` (and let relore's accounts in through a group)",
+            )
+        return Check(OK, "permissions", f"{socket_dir} is closed to other accounts")
+    paths = database.EmbeddedPaths(home)
+    loose = []
+    for path, allowed in (
+        (paths.home, 0o700),
+        (paths.run, 0o700),
+        (paths.data, 0o700),
+        (paths.passwords, 0o600),
+    ):
+        mode = _mode(path)
+        if mode is None:
+            if path == paths.passwords:
+                loose.append(f"{path} is missing (a cluster from before passwords)")
+            continue
+        if mode & ~allowed & 0o777:
+            loose.append(f"{path} is {mode:04o}")
+    if loose:
+        return Check(
+            FAIL,
+            "permissions",
+            f"the embedded server's files are open: {'; '.join(loose)}",
+            "run `relored db start` (it closes them: 0700 directories, a 0600 passwords file)",
+        )
+    return Check(OK, "permissions", f"{home}: directories 0700, passwords file 0600")
 
 
 def _repos(conn: psycopg.Connection) -> list[tuple[int, str]]:
@@ -542,6 +658,8 @@ def run_checks(url: str, env=None) -> list[Check]:
         checks.append(
             Check(OK, "database", f"{database.describe(url)} reachable (PostgreSQL {version})")
         )
+        checks.append(check_auth(url))
+        checks.append(check_permissions(url))
         checks.append(check_migrations(conn))
         if not migrations.applied_versions(conn):
             return checks  # nothing else exists to look at

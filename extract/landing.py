@@ -125,3 +125,12 @@ def land(cur: psycopg.Cursor, repo: Repo, pass_name: str, objects: list[RawObjec
             rows,
         )
     return len(rows)
+
+
+def last_row_id(conn: psycopg.Connection, repo: Repo) -> int:
+    """The newest raw row landed for the repository (0 before the first)."""
+    row = conn.execute(
+        "select coalesce(max(row_id), 0) from raw.github_objects where repo_id = %s",
+        (repo.repo_id,),
+    ).fetchone()
+    return int(row[0])

@@ -95,9 +95,18 @@ def _step_2_reader_role(cur: psycopg.Cursor) -> None:
             if not exists (select from pg_roles where rolname = '{READER_ROLE}') then
                 create role {READER_ROLE} login nosuperuser nocreatedb nocreaterole noinherit;
             end if;
+            -- set by whoever can (the embedded server's superuser made the role read-only
+            -- already; a writer with CREATEROLE on another server made it and may alter it)
+            if not exists (
+                select from pg_db_role_setting as s
+                join pg_roles as r on r.oid = s.setrole
+                where r.rolname = '{READER_ROLE}' and s.setdatabase = 0
+                    and 'default_transaction_read_only=on' = any(s.setconfig)
+            ) then
+                alter role {READER_ROLE} set default_transaction_read_only = on;
+            end if;
         end
         $$;
-        alter role {READER_ROLE} set default_transaction_read_only = on;
         """
     )
     for schema in SERVED_SCHEMAS:
@@ -256,6 +265,31 @@ def _step_6_clones_and_renames(cur: psycopg.Cursor) -> None:
     )
 
 
+def _step_7_deletion_checks(cur: psycopg.Cursor) -> None:
+    cur.execute(
+        """
+        -- A deleted comment never shows in a listing: relore notices it when a thread's
+        -- count falls below the live comments it holds, and re-reads that thread whole. This
+        -- remembers the head and pull versions each re-read answered, so a count GitHub keeps
+        -- differently from its listing is re-read once per new version, not on every poll.
+        create table ops.deletion_checks (
+            repo_id       bigint      not null,
+            thread_number integer     not null,
+            head_row_id   bigint,
+            pull_row_id   bigint,
+            checked_at    timestamptz not null default clock_timestamp(),
+            primary key (repo_id, thread_number)
+        );
+        -- What one thread holds, found without reading the repository's whole history.
+        create index github_objects_thread
+            on raw.github_objects (repo_id, thread_number, object_type);
+        -- A page asked again by ETag answers 304 without its Link header: the next page's URL
+        -- is kept beside the ETag, so a walk that rotates through a listing can go on.
+        alter table ops.etags add column next_url text;
+        """
+    )
+
+
 Step = Callable[[psycopg.Cursor], None]
 STEPS: tuple[tuple[int, str, Step], ...] = (
     (1, "raw and ops schemas", _step_1_raw_and_ops),
@@ -264,6 +298,7 @@ STEPS: tuple[tuple[int, str, Step], ...] = (
     (4, "first-page ETags", _step_4_etags),
     (5, "rule files and operator rule edits", _step_5_rules),
     (6, "working clones and rename pairs", _step_6_clones_and_renames),
+    (7, "deletion checks", _step_7_deletion_checks),
 )
 LATEST = STEPS[-1][0]
 

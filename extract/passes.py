@@ -133,7 +133,7 @@ def run_listing(
             if start_mark is not None:
                 params["since"] = start_mark.strftime("%Y-%m-%dT%H:%M:%SZ")
             first_url = str(httpx.URL(client.absolute_url(listing.path), params=params))
-            etag = _stored_etag(conn, repo, first_url)
+            etag = stored_etag(conn, repo, first_url)
             for number, page in enumerate(
                 _pages_until_refused(client, listing.path, params, etag), 1
             ):
@@ -187,21 +187,24 @@ def _pages_until_refused(client: GitHubClient, path: str, params: dict, etag: st
             raise
 
 
-def _stored_etag(conn: psycopg.Connection, repo: Repo, url: str) -> str | None:
+def stored_etag(conn: psycopg.Connection, repo: Repo, url: str) -> str | None:
     row = conn.execute(
         "select etag from ops.etags where repo_id = %s and url = %s", (repo.repo_id, url)
     ).fetchone()
     return row[0] if row else None
 
 
-def _store_etag(cur: psycopg.Cursor, repo: Repo, url: str, etag: str) -> None:
+def store_etag(
+    cur: psycopg.Cursor, repo: Repo, url: str, etag: str, next_url: str | None = None
+) -> None:
     cur.execute(
         """
-        insert into ops.etags (repo_id, url, etag) values (%s, %s, %s)
+        insert into ops.etags (repo_id, url, etag, next_url) values (%s, %s, %s, %s)
         on conflict (repo_id, url) do update
-            set etag = excluded.etag, updated_at = clock_timestamp()
+            set etag = excluded.etag, next_url = excluded.next_url,
+                updated_at = clock_timestamp()
         """,
-        (repo.repo_id, url, etag),
+        (repo.repo_id, url, etag, next_url),
     )
 
 
@@ -225,5 +228,5 @@ def _land_page(
             if result.high_water is None or mark > result.high_water:
                 result.high_water = mark
         if etag is not None and etag[1]:
-            _store_etag(cur, repo, etag[0], etag[1])
+            store_etag(cur, repo, etag[0], etag[1])
     result.seen += len(items)

@@ -12,9 +12,9 @@ from datetime import datetime
 
 import psycopg
 
-from relore.extract import authority, checkpoints, passes, reviews, threads
+from relore.extract import authority, checkpoints, deletions, passes, reviews, threads
 from relore.extract.github_client import GitHubClient, GitHubError
-from relore.extract.landing import Repo
+from relore.extract.landing import Repo, last_row_id
 from relore.extract.progress import Progress
 
 PASSES = (
@@ -30,6 +30,7 @@ PASSES = (
     "thread",
     "sample",
     "sweep",
+    "deletions",
 )
 DONE, PARTIAL, FAILED = "done", "partial", "failed"
 LISTING_STEPS = ("issues", "issue_comments", "review_comments")
@@ -194,23 +195,6 @@ def _sample_step(conn, client, repo, options: Options, progress) -> StepReport:
     )
 
 
-def _indexed_threads(conn, repo: Repo) -> list[tuple[int, datetime]]:
-    return conn.execute(
-        """
-        select thread_number, coalesce((payload ->> 'updated_at')::timestamptz, loaded_at)
-        from (
-            select distinct on (object_id) thread_number, payload, is_deleted, loaded_at
-            from raw.github_objects
-            where repo_id = %s and object_type = 'issue'
-            order by object_id, row_id desc
-        ) as latest
-        where not is_deleted
-        order by thread_number
-        """,
-        (repo.repo_id,),
-    ).fetchall()
-
-
 def orphans(conn, repo: Repo) -> tuple[int, int]:
     """Comments staged under a number whose thread head never arrived: (comments, numbers)."""
     row = conn.execute(
@@ -245,16 +229,9 @@ def _consecutive_failures(conn, repo: Repo, step: str) -> int:
     return count
 
 
-def _last_row_id(conn, repo: Repo) -> int:
-    row = conn.execute(
-        "select coalesce(max(row_id), 0) from raw.github_objects where repo_id = %s",
-        (repo.repo_id,),
-    ).fetchone()
-    return int(row[0])
-
-
 def steps_for(pass_name: str, conn, repo: Repo) -> list[str]:
-    bulk = ["issues", "issue_comments", "review_comments", "pull_details", "reviews"]
+    # The deletion check comes last: it compares the counts the steps before it landed.
+    bulk = ["issues", "issue_comments", "review_comments", "pull_details", "reviews", "deletions"]
     if pass_name == "auto":
         indexed = checkpoints.high_water(conn, repo.repo_id, "issues") is not None
         return bulk if indexed else [*bulk, "authority"]
@@ -281,14 +258,14 @@ def run(
         report.outcome, report.error, report.error_url = FAILED, str(exc), exc.url
         return report
     report.repo = repo.full_name
-    landed_before = _last_row_id(conn, repo)
+    landed_before = last_row_id(conn, repo)
     for step in steps_for(pass_name, conn, repo):
         try:
             report.steps.append(_recorded_step(step, conn, client, repo, options, progress))
         except (GitHubError, ValueError) as exc:
             report.error = f"{step}: {exc}"
             report.error_url = getattr(exc, "url", None) or None
-            progressed = report.steps or _last_row_id(conn, repo) > landed_before
+            progressed = report.steps or last_row_id(conn, repo) > landed_before
             report.outcome = PARTIAL if progressed else FAILED
             stuck = _consecutive_failures(conn, repo, step)
             if stuck >= 2:
@@ -364,16 +341,47 @@ def _run_step(step: str, conn, client, repo: Repo, options: Options, progress) -
     if step == "sample":
         return _sample_step(conn, client, repo, options, progress)
     if step == "sweep":
-        todo = _indexed_threads(conn, repo)
-        return _thread_step(
-            conn,
-            client,
-            repo,
-            "sweep",
-            todo,
-            threads.fetch_head,
-            options,
-            progress,
-            checkpointed=False,
-        )
+        return _sweep_step(conn, client, repo, options, progress)
+    if step == "deletions":
+        return _deletions_step(conn, client, repo, options, progress)
     raise ValueError(f"unknown pass {step!r}")
+
+
+def _deletions_step(
+    conn, client, repo: Repo, options: Options, progress, *, everything: bool = False
+) -> StepReport:
+    result = deletions.check(
+        conn, client, repo, everything=everything, workers=options.workers, progress=progress.update
+    )
+    report = StepReport("deletions", result.reread, result.written)
+    report.detail = f"{len(result.suspects)} thread(s) re-read for a lower count" + (
+        f", {result.gone} gone upstream" if result.gone else ""
+    )
+    return report
+
+
+def _sweep_step(conn, client, repo: Repo, options: Options, progress) -> StepReport:
+    """Every indexed thread checked against GitHub: one listing walk refreshes the heads'
+    counts (and each pull's, by ETag), a thread the listing lacks is looked up alone
+    (deleted, transferred), then every thread holding more than its count is re-read."""
+    refreshed = deletions.refresh_counts(conn, client, repo, "sweep", progress.update)
+    todo = [(n, datetime.min) for n in refreshed.missing]
+    gone = _thread_step(
+        conn,
+        client,
+        repo,
+        "sweep",
+        todo,
+        threads.fetch_head,
+        options,
+        progress,
+        checkpointed=False,
+    )
+    checked = _deletions_step(conn, client, repo, options, progress, everything=True)
+    report = StepReport(
+        "sweep", refreshed.listed, refreshed.written + gone.written + checked.written
+    )
+    report.detail = "; ".join(
+        d for d in (gone.detail, f"{refreshed.pulls_asked} pull objects asked", checked.detail) if d
+    )
+    return report

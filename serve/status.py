@@ -8,6 +8,16 @@ from psycopg.rows import dict_row
 from relore.client import stamps
 from relore.client.version import __version__
 
+# The deletion check's marks are times it ran, not high-water marks of a listing.
+_DELETION_MARKS = ("deletions", "deletions:rotation")
+
+
+def _deletions_checked(marks: list[dict]) -> dict:
+    """When the counts were last compared (every poll) and last walked in full (a sweep)."""
+    at = {m["pass"]: m for m in marks if m["pass"] in _DELETION_MARKS}
+    checked = at.get("deletions") or {}
+    return {"checked_at": checked.get("high_water"), "age": checked.get("age")}
+
 
 def _iso(value) -> str | None:
     return value.isoformat() if value is not None else None
@@ -76,7 +86,11 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
                     "resolved_at": _iso(r["authority_resolved_at"]),
                 },
                 "sample_floors": r["sample_floors"] or {},
-                "passes": sorted(marks.get(r["repo_id"], []), key=lambda m: m["pass"]),
+                "passes": sorted(
+                    (m for m in marks.get(r["repo_id"], []) if m["pass"] not in _DELETION_MARKS),
+                    key=lambda m: m["pass"],
+                ),
+                "deletions": _deletions_checked(marks.get(r["repo_id"], [])),
             }
             for r in repos
         ],

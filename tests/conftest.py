@@ -14,14 +14,26 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from relore.extract import database, migrations
+from relore.extract import database
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 _db_names = itertools.count(1)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_pgpass(tmp_path_factory):
+    """libpq's password file for this session: `relored db start` writes the writer's entry
+    there, never into the real ~/.pgpass."""
+    passfile = tmp_path_factory.mktemp("pgpass") / "pgpass"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PGPASSFILE", str(passfile))
+        yield passfile
+
+
 @pytest.fixture(scope="session")
 def pg_cluster(tmp_path_factory) -> database.EmbeddedPaths:
+    """The session's embedded cluster: ``pg_cluster.url(...)`` is the superuser's URL (with
+    its password), ``pg_cluster.writer_url(...)`` the writer's."""
     paths = database.EmbeddedPaths(tmp_path_factory.mktemp("pg"))
     database.start_embedded(paths)
     yield paths
@@ -31,16 +43,13 @@ def pg_cluster(tmp_path_factory) -> database.EmbeddedPaths:
 def _create_database(paths: database.EmbeddedPaths, name: str) -> str:
     with psycopg.connect(paths.url(database="postgres"), autocommit=True) as conn:
         conn.execute(f"drop database if exists {name} with (force)")
-        conn.execute(f"create database {name}")
-    url = paths.url(database=name)
-    with psycopg.connect(url, autocommit=True) as conn:
-        migrations.migrate(conn)
-    return url
+    return database.ensure_embedded_database(paths, name)
 
 
 @pytest.fixture
 def db_url(pg_cluster) -> str:
-    """A new, migrated database for one test; the writer's URL."""
+    """A new, migrated database for one test; the writer's URL (relore_writer, not a
+    superuser, with its password)."""
     return _create_database(pg_cluster, f"t_{os.getpid()}_{next(_db_names)}")
 
 

@@ -11,8 +11,9 @@
 -- Per repository, the corpus figures BM25 needs beside lexeme_stats: how many live
 -- documents there are and their average length (distinct lexemes in search_vector).
 -- Refreshed for a repository only when the documents loaded since its last refresh reach
--- relore_stats_drift of the count then (IDF barely moves below that), so a build with
--- nothing new reads one index range per repository and writes nothing.
+-- relore_stats_drift of the count then (IDF barely moves below that), or when a document
+-- was deleted since, so a build with nothing new reads one index range per repository and
+-- writes nothing.
 
 with
 
@@ -54,6 +55,16 @@ documents as (
                     documents.repo_id = repos.repo_id
                     and documents.source_loaded_at > refreshed.refreshed_through
             ) >= greatest(1, refreshed.documents * {{ var('relore_stats_drift', 0.02) }})
+            -- a deletion is recounted at once: a word only the deleted text held must not
+            -- outlive it in lexeme_stats
+            or exists (
+                select 1
+                from documents
+                where
+                    documents.repo_id = repos.repo_id
+                    and documents.source_loaded_at > refreshed.refreshed_through
+                    and documents.is_deleted
+            )
     ),
 {%- else %}
     due as (

@@ -179,6 +179,22 @@ with
     ),
 {%- endif %}
 
+-- A deleted document keeps its keys and flag, never its text: what someone deleted on
+-- GitHub (a pasted credential, spam) stays only in raw's history, out of every read.
+shown as (
+    select
+    {%- for column in columns %}
+            {%- if column in ('body_markdown', 'body_text') %}
+                case when is_deleted then '' else {{ column }} end as {{ column }}
+            {%- elif column in ('title', 'diff_hunk') %}
+                case when is_deleted then null else {{ column }} end as {{ column }}
+            {%- else %}
+                {{ column }}
+            {%- endif %}{{ ',' if not loop.last }}
+    {%- endfor %}
+    from written
+),
+
 final as (
     select
         {%- for column in columns %}
@@ -190,7 +206,7 @@ final as (
         -- the code a review comment is anchored to: its identifiers are how a reader
         -- names what was discussed (the hunk is stored redacted, as GitHub sent it)
         || setweight(to_tsvector('english', coalesce(diff_hunk, '')), 'D') as search_vector
-    from written
+    from shown
 )
 
 select * from final

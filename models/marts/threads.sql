@@ -94,7 +94,10 @@ threads as (
         issues.state,
         coalesce(pulls.is_merged, issues.merged_at is not null) as is_merged,
         coalesce(pulls.merged_at, issues.merged_at) as merged_at,
-        {{ relore_fn('redact') }}(issues.title) as title,
+        -- a deleted thread keeps its row and flag, never its title
+        case
+            when not issues.is_deleted then {{ relore_fn('redact') }}(issues.title)
+        end as title,
         issues.author_login,
         issues.author_association,
         issues.labels,

@@ -30,7 +30,7 @@ def test_reader_role_cannot_insert_update_or_read_raw(db_url):
         conn.execute("create table marts.probe (x int)")
         conn.execute("insert into marts.probe values (1)")
     reader = database.reader_url(db_url, env={})
-    assert "relore_reader@" in reader
+    assert "relore_reader:" in reader  # with the reader's own password
     with psycopg.connect(reader, autocommit=True) as conn:
         assert conn.execute("select x from marts.probe").fetchone() == (1,)
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
@@ -40,6 +40,8 @@ def test_reader_role_cannot_insert_update_or_read_raw(db_url):
             conn.execute("insert into marts.probe values (2)")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("select count(*) from raw.github_objects")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("select count(*) from ops.repos")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("create table marts.evil (x int)")
 
@@ -77,7 +79,7 @@ def test_changed_payload_is_a_new_version_and_deletion_a_tombstone(db_url):
 
 def test_relored_db_cli_starts_reports_and_stops_an_embedded_server(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
-    env = {"RELORE_HOME": str(home)}
+    env = {"RELORE_HOME": str(home), "PGPASSFILE": str(home.parent / "pgpass")}
 
     def relored(*argv: str) -> dict:
         out = io.StringIO()
@@ -88,7 +90,10 @@ def test_relored_db_cli_starts_reports_and_stops_an_embedded_server(tmp_path_fac
     started = relored("db", "start")
     assert started["state"] == "running"
     assert relored("db", "start")["state"] == "running"  # idempotent
-    with psycopg.connect(started["url"]) as conn:
+    assert ":***@" in started["url"]  # the report never prints a password
+    url = io.StringIO()
+    assert cli.main(["db", "url"], env=env, out=url) == 0
+    with psycopg.connect(url.getvalue().strip()) as conn:
         assert migrations.applied_versions(conn) == [v for v, _, _ in migrations.STEPS]
     assert relored("db", "stop")["state"] == "stopped"
     assert relored("db", "status")["state"] == "stopped"

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import io
 import json
+import stat
 
 import psycopg
+import pytest
+from fixtures.legacy_cluster import make_trust_cluster
 
-from relore.extract import doctor, migrations
+from relore.extract import database, doctor, migrations
 
 REPO_ID, REPO = 4242, "acme/widgets"
 
@@ -129,7 +132,7 @@ def test_never_migrated_database_fails_without_crashing(pg_cluster):
     code, checks, _ = _run(pg_cluster.url(database="doctor_bare"))
     assert code == 2
     assert checks["migrations"].level == doctor.FAIL
-    assert set(checks) == {"database", "migrations"}
+    assert set(checks) == {"database", "auth", "permissions", "migrations"}
 
 
 def test_reader_granted_insert_fails_the_reader_check(db_url):
@@ -191,3 +194,55 @@ def test_marts_never_built_is_a_warning_to_run_dbt_build(db_url):
     assert code == 1
     assert checks["build"].level == doctor.WARN
     assert "dbt build" in checks["build"].action
+
+
+@pytest.fixture(scope="module")
+def trust_cluster(tmp_path_factory):
+    """A cluster an older release made: trust auth, 0755 directories, no passwords file."""
+    paths = database.EmbeddedPaths(tmp_path_factory.mktemp("trust"))
+    url = make_trust_cluster(paths)
+    yield paths, url
+    database.stop_embedded(paths)
+
+
+def test_server_that_lets_roles_in_without_a_password_fails_the_auth_check(trust_cluster):
+    _, url = trust_cluster
+    code, checks, text = _run(url)
+    assert code == 2, text
+    auth = checks["auth"]
+    assert auth.level == doctor.FAIL
+    assert "relore_reader" in auth.detail and "postgres" in auth.detail
+    assert "trust" in auth.detail  # read from pg_hba_file_rules: this URL is a superuser's
+    assert "relored db start" in auth.action
+
+
+def test_open_socket_dir_and_missing_passwords_fail_the_permissions_check(trust_cluster):
+    _, url = trust_cluster
+    _, checks, _ = _run(url)
+    permissions = checks["permissions"]
+    assert permissions.level == doctor.FAIL
+    assert "run" in permissions.detail and "0755" in permissions.detail
+    assert "pgpass" in permissions.detail
+
+
+def test_the_embedded_server_relore_made_passes_auth_and_permissions(db_url):
+    _seed_healthy(db_url)
+    _, checks, text = _run(db_url)
+    assert checks["auth"].level == doctor.OK, text
+    assert checks["permissions"].level == doctor.OK, text
+
+
+def test_loosened_password_file_and_data_dir_fail_the_permissions_check(pg_cluster, db_url):
+    loosened = {pg_cluster.passwords: 0o644, pg_cluster.data: 0o750}
+    before = {p: stat.S_IMODE(p.stat().st_mode) for p in loosened}
+    try:
+        for path, mode in loosened.items():
+            path.chmod(mode)
+        code, checks, text = _run(db_url)
+    finally:
+        for path, mode in before.items():
+            path.chmod(mode)
+    assert code == 2, text
+    detail = checks["permissions"].detail
+    assert f"{pg_cluster.passwords} is 0644" in detail
+    assert f"{pg_cluster.data} is 0750" in detail

@@ -150,6 +150,9 @@ def test_systemd_units_and_cron_line_run_the_loop():
         for line in (LOCAL / "relore.cron").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
-    assert len(cron) == 1
-    assert "flock -n" in cron[0] and "deploy/local/loop.sh" in cron[0]
-    assert len(cron[0].split()[:5]) == 5
+    assert len(cron) == 2
+    loop_line, sweep_line = cron
+    assert "flock -n" in loop_line and "deploy/local/loop.sh" in loop_line
+    # the weekly sweep shares the loop's lock, so the two never run at once
+    assert "flock -n .relore/loop.lock relored extract sweep" in sweep_line
+    assert all(len(line.split()[:5]) == 5 for line in cron)

@@ -1,0 +1,193 @@
+"""A comment deleted on GitHub stops being served after the next poll and build.
+
+GitHub drops a deleted comment from every listing and lowers its thread's count, but leaves
+the thread's ``updated_at`` alone (the fake does the same by default), so no ``since`` walk
+sees it: the poll's rotating count check and the sweep must.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import psycopg
+import pytest
+from fixtures import corpus, fake_github
+
+from relore.client.version import __version__
+from relore.extract import cli as relored
+from relore.extract import database
+from relore.serve.app import Settings, create_app
+
+REPO = "acme/forgets"
+SECRET_WORD = "quixotrelic"
+REVIEW_WORD = "zymurgical"
+
+
+def _extract(url: str, api_url: str, *argv: str) -> dict:
+    out, err = io.StringIO(), io.StringIO()
+    env = {"RELORE_DATABASE_URL": url, "RELORE_GITHUB_API_URL": api_url, "GITHUB_TOKEN": "t"}
+    code = relored.main(["extract", *argv, "--repo", REPO, "--json"], env=env, out=out, err=err)
+    assert code == 0, err.getvalue()
+    report = json.loads(out.getvalue())
+    assert report["outcome"] == "done", report
+    return report
+
+
+def _versions(url: str, object_type: str, object_id: int) -> list[bool]:
+    """is_deleted of every raw version of one object, oldest first."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "select is_deleted from raw.github_objects where object_type = %s "
+            "and object_id = %s order by row_id",
+            (object_type, object_id),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _marts_holding(url: str, word: str) -> list[str]:
+    """Every marts table.column whose text (cast) holds the word or its stemmed lexeme."""
+    hits = []
+    with psycopg.connect(url) as conn:
+        (stem,) = conn.execute(
+            "select (tsvector_to_array(to_tsvector('english', %s)))[1]", (word,)
+        ).fetchone()
+        columns = conn.execute(
+            """
+            select c.table_name, c.column_name
+            from information_schema.columns as c
+            join information_schema.tables as t
+                on t.table_schema = c.table_schema and t.table_name = c.table_name
+            where c.table_schema = 'marts' and t.table_type = 'BASE TABLE'
+                and c.data_type in ('text', 'tsvector', 'jsonb', 'ARRAY', 'character varying')
+            """
+        ).fetchall()
+        for table, column in columns:
+            found = conn.execute(
+                f'select 1 from marts."{table}" where "{column}"::text ilike any(%s) limit 1',
+                ([f"%{word}%", f"%{stem}%"],),
+            ).fetchone()
+            if found:
+                hits.append(f"{table}.{column}")
+    return hits
+
+
+@pytest.fixture(scope="module")
+def world():
+    w = corpus.generate(seed=21, threads=30, repo=REPO)
+    issue = next(i["number"] for i in w.issues if "pull_request" not in i and i["comments"])
+    pr = next(n for n in w.pull_numbers() if w.review_comments_for(n))
+    w.planted = {
+        "issue": issue,
+        "comment": w.add_comment(issue, f"my token is {SECRET_WORD}, oops")["id"],
+        "pr": pr,
+        "review_comment": w.add_review_comment(pr, f"nit: {REVIEW_WORD} here")["id"],
+    }
+    return w
+
+
+@pytest.fixture(scope="module")
+def github(world):
+    app = fake_github.create_app([world])
+    with fake_github.serve(app) as base_url:
+        yield app, base_url
+
+
+@pytest.fixture(scope="module")
+def indexed(module_db_url, github, tmp_path_factory, run_dbt):
+    _app, base_url = github
+    _extract(module_db_url, base_url)
+    build = tmp_path_factory.mktemp("dbt")
+    run_dbt(module_db_url, build, "build")
+    return {"url": module_db_url, "build": build}
+
+
+def _search(url: str, word: str) -> list[dict]:
+    from starlette.testclient import TestClient
+
+    with TestClient(create_app(Settings(database.reader_url(url, env={})))) as client:
+        response = client.get(
+            "/api/v1/search",
+            params={"q": word, "repo": REPO},
+            headers={"x-relore-client": __version__},
+        )
+    assert response.status_code == 200, response.text
+    return response.json()["hits"]
+
+
+def test_a_deleted_comment_is_served_until_noticed_then_gone_from_every_mart(
+    indexed, github, world, run_dbt
+):
+    app, base_url = github
+    url = indexed["url"]
+    assert _search(url, SECRET_WORD), "the planted comment was never searchable"
+    with app.state.lock:
+        world.delete_comment(world.planted["comment"])  # the thread's updated_at stays
+
+    before = len(app.state.requests)
+    poll = _extract(url, base_url)
+    spent = [r for r in app.state.requests[before:] if r.status != 304]
+    step = next(s for s in poll["steps"] if s["step"] == "deletions")
+    assert "1 thread(s) re-read" in step["detail"], step
+    assert _versions(url, "issue_comment", world.planted["comment"]) == [False, True]
+    # the rotation's page, then the thread whole: its head and its comments
+    number = world.planted["issue"]
+    assert [r.path for r in spent][-3:] == [
+        f"/repos/{REPO}/issues",
+        f"/repos/{REPO}/issues/{number}",
+        f"/repos/{REPO}/issues/{number}/comments",
+    ]
+
+    run_dbt(url, indexed["build"], "build")
+    assert _marts_holding(url, SECRET_WORD) == []
+    assert _search(url, SECRET_WORD) == []
+
+    again = _extract(url, base_url)
+    assert [s["written"] for s in again["steps"]] == [0] * len(again["steps"])
+    assert _versions(url, "issue_comment", world.planted["comment"]) == [False, True]
+
+
+def test_a_deleted_review_comment_is_noticed_by_the_sweep_then_gone(
+    indexed, github, world, run_dbt
+):
+    app, base_url = github
+    url = indexed["url"]
+    assert _search(url, REVIEW_WORD)
+    with app.state.lock:
+        world.delete_review_comment(world.planted["review_comment"])
+    # the PR's updated_at did not move: a poll has nothing to go on for a review comment
+    sweep = _extract(url, base_url, "sweep")
+    assert "1 thread(s) re-read" in sweep["steps"][0]["detail"], sweep
+    assert _versions(url, "review_comment", world.planted["review_comment"]) == [False, True]
+    run_dbt(url, indexed["build"], "build")
+    assert _marts_holding(url, REVIEW_WORD) == []
+    assert _search(url, REVIEW_WORD) == []
+    assert _extract(url, base_url, "sweep")["steps"][0]["written"] == 0
+
+
+def test_a_server_that_touches_the_thread_on_deletion_is_caught_by_the_poll(
+    indexed, github, world, run_dbt
+):
+    app, base_url = github
+    url = indexed["url"]
+    victim = next(c for c in world.comments_for(world.planted["issue"]))["id"]
+    with app.state.lock:
+        world.delete_comment(victim, touch_issue=True)
+    _extract(url, base_url)
+    assert _versions(url, "issue_comment", victim)[-1] is True
+    assert _versions(url, "issue_comment", victim).count(True) == 1
+
+
+def test_status_says_when_deletions_were_last_checked(indexed):
+    from starlette.testclient import TestClient
+
+    reader = database.reader_url(indexed["url"], env={})
+    with TestClient(create_app(Settings(reader))) as client:
+        page = client.get("/api/v1/status", headers={"x-relore-client": __version__}).json()
+        text = client.get(
+            "/api/v1/status", params={"format": "text"}, headers={"x-relore-client": __version__}
+        )
+    (repo,) = page["repos"]
+    assert repo["deletions"]["checked_at"], repo
+    assert all(not m["pass"].startswith("deletions") for m in repo["passes"])
+    assert "deletions: last checked" in text.text
