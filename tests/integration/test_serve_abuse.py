@@ -99,12 +99,13 @@ def test_daemon_started_with_the_database_down_says_what_to_do_within_2s(path, c
     _no_tracebacks(caplog)
 
 
-def test_terminated_backends_are_replaced_never_served_as_admin_shutdown(db_url):
+def test_terminated_backends_are_replaced_never_served_as_admin_shutdown(db_url, pg_cluster):
     reader = database.reader_url(db_url, env={})
     app = create_app(Settings(reader, pool_min=2, pool_max=2))
     with _client(app) as client:
         assert client.get("/api/v1/status", headers=HEADERS).status_code == 503  # no marts
-        with psycopg.connect(db_url, autocommit=True) as admin:
+        name = psycopg.conninfo.conninfo_to_dict(db_url)["dbname"]
+        with psycopg.connect(pg_cluster.url(database=name), autocommit=True) as admin:
             killed = admin.execute(
                 "select count(pg_terminate_backend(pid)) from pg_stat_activity "
                 "where usename = 'relore_reader' and datname = current_database()"
