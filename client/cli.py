@@ -28,6 +28,26 @@ class ExitStatus(enum.IntEnum):
     NOT_INDEXED = 6
 
 
+EXIT_STATUSES = {
+    ExitStatus.OK: "an answer (an empty page is an answer)",
+    ExitStatus.ERROR: "the daemon refused or failed the request",
+    ExitStatus.USAGE: "a bad argument, or RELORE_API that is not an http(s) URL",
+    ExitStatus.DAEMON_DOWN: "no relore daemon at RELORE_API (nothing listening, another "
+    "server, or a redirect elsewhere)",
+    ExitStatus.VERSION_MISMATCH: "the daemon runs another version",
+    ExitStatus.NOT_READY: "the daemon cannot answer yet (503: no index, no clone, database "
+    "down or busy)",
+    ExitStatus.NOT_INDEXED: "the repository or thread is not indexed there",
+}
+
+
+def _exit_epilog() -> str:
+    return "exit status:\n" + "\n".join(
+        f"  {status.value} {status.name.lower().replace('_', ' ')}: {what}"
+        for status, what in EXIT_STATUSES.items()
+    )
+
+
 def _repo(value: str) -> str:
     if not _REPO_RE.match(value):
         raise argparse.ArgumentTypeError(f"expected owner/name, got {value!r}")
@@ -155,6 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="relore",
         description="Read a repository's issue and PR history from a relore daemon "
         f"(RELORE_API, default {wire.DEFAULT_API}).",
+        epilog=_exit_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"relore {__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -396,8 +418,16 @@ def main(
         else:
             page = transport.get(api, "status", {"repo": args.repo}, token=token)
             text = render.enveloped(page, render.status_page(page), compact=args.compact)
-    except transport.DaemonDown as exc:
-        print(f"relore: {exc}; start it with `relored serve` or set RELORE_API", file=stderr)
+    except transport.BadApi as exc:
+        print(f"relore: {exc}", file=stderr)
+        return ExitStatus.USAGE
+    except transport.DaemonDown as exc:  # NotRelore too: something else answered there
+        hint = (
+            "point RELORE_API at `relored serve`"
+            if isinstance(exc, transport.NotRelore)
+            else "start it with `relored serve` or set RELORE_API"
+        )
+        print(f"relore: {exc}; {hint}", file=stderr)
         return ExitStatus.DAEMON_DOWN
     except transport.VersionMismatch as exc:
         print(f"relore: {exc}", file=stderr)

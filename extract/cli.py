@@ -109,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument(
         "--trust-network",
         action="store_true",
-        help="serve a non-loopback address without RELORE_API_TOKENS (the network is the perimeter)",
+        help="serve a non-loopback address without RELORE_API_TOKENS (the network is the "
+        "perimeter); name the hosts clients use in RELORE_ALLOWED_HOSTS",
     )
     return parser
 

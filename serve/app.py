@@ -6,14 +6,16 @@ carries ``x-relore-version``; a request declaring another client version gets 42
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import time
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -41,6 +43,10 @@ class Settings:
     pool_max: int = 4
     statement_timeout_ms: int = 10_000
     work_mem_mb: int = 32
+    # how long a request waits for a pooled connection before a 503 with Retry-After
+    pool_wait_s: float = 1.0
+    # with no tokens, the Host names answered besides loopback (RELORE_ALLOWED_HOSTS, --host)
+    allowed_hosts: tuple[str, ...] = ()
 
 
 _json = responses.json_response
@@ -84,7 +90,7 @@ class VersionHandshake:
 
 class TokenAuth:
     """With tokens configured, every API request needs ``Authorization: Bearer`` with the
-    scope its route asks for (``read`` for every read verb)."""
+    scope its route asks for (``read`` for every read verb, ``label`` for the label route)."""
 
     def __init__(self, app: ASGIApp, tokens: dict):
         self.app = app
@@ -102,12 +108,43 @@ class TokenAuth:
             if name.decode("latin-1").lower() == "authorization":
                 header = value.decode("latin-1")
         granted = auth.scopes_for(self.tokens, header)
-        if granted is None or "read" not in granted:
+        if granted is None:
             response = _error(401, "this daemon needs a token: set RELORE_API_TOKEN")
             response.headers["www-authenticate"] = "Bearer"
             await response(scope, receive, send)
             return
+        needed = auth.scope_for_path(scope.get("path", ""))
+        if needed not in granted:
+            await _error(403, f"this token lacks the {needed} scope")(scope, receive, send)
+            return
         scope.setdefault("state", {})["scopes"] = granted
+        await self.app(scope, receive, send)
+
+
+class RefuseForeignHost:
+    """Without tokens, answer only requests addressed to this machine by name: a page on
+    another site whose name an attacker re-points at 127.0.0.1 (DNS rebinding) sends its own
+    name as ``Host``, and is refused before any route reads a clone or the index."""
+
+    def __init__(self, app: ASGIApp, allowed: frozenset[str]):
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or "*" in self.allowed:
+            await self.app(scope, receive, send)
+            return
+        host = None
+        for name, value in scope.get("headers", []):
+            if name == b"host":
+                host = value.decode("latin-1")
+        if host is not None and auth.host_name(host) not in self.allowed:
+            message = (
+                f"this daemon does not answer to the Host {host[:100]!r}: only to loopback "
+                "and the names in RELORE_ALLOWED_HOSTS (a guard against DNS rebinding)"
+            )
+            await _error(400, message)(scope, receive, send)
+            return
         await self.app(scope, receive, send)
 
 
@@ -237,8 +274,13 @@ async def label_endpoint(request: Request) -> Response:
     scopes = request.scope.get("state", {}).get("scopes")
     if settings.tokens and (scopes is None or "label" not in scopes):
         return _error(403, "labelling needs a token with the label scope")
+    refused = labels.refuse(request)
+    if refused is not None:
+        return _error(*refused)
     try:
-        label = labels.parse(await request.body())
+        label = labels.parse(await labels.read_body(request))
+    except labels.TooLarge as exc:
+        return _error(413, str(exc))
     except labels.BadLabel as exc:
         return _error(400, str(exc))
     who = "token" if settings.tokens else "loopback"
@@ -252,19 +294,66 @@ async def openapi_endpoint(request: Request) -> Response:
 
 async def health_endpoint(request: Request) -> Response:
     try:
-        async with _pool(request).connection(timeout=5) as conn:
+        async with _pool(request).connection() as conn:
             await conn.execute("select 1")
-    except Exception as exc:  # health is a report, never a crash
-        return _error(503, f"database unreachable: {type(exc).__name__}")
+    except psycopg.Error as exc:  # health is a report, never a crash
+        return await _database_error(request, exc)
     return _json({"ok": True, "version": __version__})
 
 
+DATABASE_DOWN = (
+    "the database is unreachable: start it with `relored db start`, or check "
+    "RELORE_DATABASE_URL (RELORE_READER_DATABASE_URL) where `relored serve` runs"
+)
+POOL_BUSY = "every database connection is busy with other requests: retry in a moment"
+
+
+def _unavailable(message: str, retry_after: int) -> Response:
+    response = _error(503, message)
+    response.headers["retry-after"] = str(retry_after)
+    return response
+
+
+PROBE_EVERY_S = 1.0
+
+
+async def _reachable(app: Starlette) -> bool:
+    """Whether the database takes a new connection: one probe at a time, its answer kept
+    for ``PROBE_EVERY_S``, so a flood of 503s is not a flood of connections."""
+    state = app.state
+    async with state.probe_lock:
+        checked, answer = state.probe
+        if time.monotonic() - checked < PROBE_EVERY_S:
+            return answer
+        try:
+            conn = await asyncio.wait_for(
+                psycopg.AsyncConnection.connect(state.settings.database_url), 0.8
+            )
+        except (psycopg.Error, TimeoutError):
+            answer = False
+        else:
+            await conn.close()
+            answer = True
+        state.probe = (time.monotonic(), answer)
+        return answer
+
+
 async def _database_error(request: Request, exc: Exception) -> Response:
-    log.warning("database error on %s: %s", request.url.path, exc)
+    """Every database failure is a 503 that says what to do, never a bare exception name."""
+    if isinstance(exc, PoolTimeout):
+        # saturated (every connection lent out) or down (the pool cannot open one)
+        if await _reachable(request.app):
+            log.warning("pool saturated on %s", request.url.path)
+            return _unavailable(POOL_BUSY, 1)
+        log.warning("database unreachable on %s", request.url.path)
+        return _unavailable(DATABASE_DOWN, 5)
+    log.warning("database error on %s: %s: %s", request.url.path, type(exc).__name__, exc)
     if isinstance(exc, psycopg.errors.UndefinedTable):
         return _error(503, "the index has not been built: run `dbt build`")
     if isinstance(exc, psycopg.errors.QueryCanceled):
         return _error(503, "the query took too long and was cancelled")
+    if isinstance(exc, psycopg.OperationalError):  # AdminShutdown, a dropped connection
+        return _unavailable(DATABASE_DOWN, 5)
     return _error(503, f"database error: {type(exc).__name__}")
 
 
@@ -282,10 +371,15 @@ def create_app(settings: Settings) -> Starlette:
             min_size=settings.pool_min,
             max_size=settings.pool_max,
             configure=configure,
+            # a connection the server dropped (a restart, pg_terminate_backend) is replaced,
+            # not lent to a request; and a request waits at most pool_wait_s for one
+            check=AsyncConnectionPool.check_connection,
+            timeout=settings.pool_wait_s,
             open=False,
         )
         await pool.open(wait=False)
         app.state.pool = pool
+        app.state.probe_lock, app.state.probe = asyncio.Lock(), (float("-inf"), False)
         try:
             yield
         finally:
@@ -311,7 +405,10 @@ def create_app(settings: Settings) -> Starlette:
     app.state.settings = settings
     app.add_middleware(RefuseNul)
     app.add_middleware(TokenAuth, tokens=settings.tokens)
-    app.add_middleware(VersionHandshake)  # outermost: a version mismatch is said first
+    app.add_middleware(VersionHandshake)  # a version mismatch is said first...
+    if not settings.tokens:  # ...after a foreign Host: a rebound page learns nothing
+        hosts = frozenset(auth.LOOPBACK_NAMES) | {h.lower() for h in settings.allowed_hosts}
+        app.add_middleware(RefuseForeignHost, allowed=hosts)
     return app
 
 
@@ -329,6 +426,11 @@ def run(database_url: str, *, host: str, port: int, env=None, trust_network: boo
         flush=True,
     )
     app = create_app(
-        Settings(database_url, tokens=tokens, labels_path=env.get("RELORE_LABELS_PATH") or None)
+        Settings(
+            database_url,
+            tokens=tokens,
+            labels_path=env.get("RELORE_LABELS_PATH") or None,
+            allowed_hosts=auth.allowed_hosts(host, env.get("RELORE_ALLOWED_HOSTS")),
+        )
     )
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -2,7 +2,9 @@
 
 ``RELORE_API_TOKENS`` holds ``TOKEN:scope,scope`` entries separated by ``;`` or newlines
 (scopes: ``read``, ``label``). With none configured the service listens on loopback only,
-unless the operator says ``--trust-network`` (the network in front of it is the perimeter).
+unless the operator says ``--trust-network`` (the network in front of it is the perimeter),
+and answers only requests whose ``Host`` is loopback, its ``--host`` or a name in
+``RELORE_ALLOWED_HOSTS`` (DNS rebinding). A ``label``-only token can label and read nothing.
 """
 
 from __future__ import annotations
@@ -48,6 +50,33 @@ def scopes_for(
         if hmac.compare_digest(token.encode(), presented.encode()):
             return scopes
     return None
+
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+LABEL_PATH = "/api/v1/label"
+
+
+def scope_for_path(path: str) -> str:
+    """The scope a route needs: ``label`` to post a label, ``read`` for everything else."""
+    return "label" if path.rstrip("/") == LABEL_PATH else "read"
+
+
+def host_name(header: str) -> str:
+    """A ``Host`` header's name, lower-cased, without its port or IPv6 brackets."""
+    value = header.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    name, _, port = value.rpartition(":")
+    return name if name and port.isdigit() else value.rstrip(":")
+
+
+def allowed_hosts(bind: str, configured: str | None) -> tuple[str, ...]:
+    """The names a token-less daemon answers to besides loopback: its ``--host`` when that is
+    a name or a specific address, and ``RELORE_ALLOWED_HOSTS`` (comma-separated; ``*``: any)."""
+    names = [h.strip().lower() for h in (configured or "").split(",") if h.strip()]
+    if bind not in ("0.0.0.0", "::", ""):
+        names.append(bind.strip("[]").lower())
+    return tuple(dict.fromkeys(names))
 
 
 def is_loopback(host: str) -> bool:

@@ -3,7 +3,10 @@
 This is the one thing the service writes, and it is not evidence: nothing retrieves it,
 which is the invariant (an agent's judgement must never become what the next agent reads).
 It needs a configured path (``RELORE_LABELS_PATH``) and, when tokens are configured, a
-token with the ``label`` scope.
+token with the ``label`` scope. A label is ``application/json`` (a form a hostile page can
+post without asking is 415), from no browser origin but the daemon's own (403), and at most
+``MAX_BODY`` bytes, refused (413) from its ``Content-Length`` before it is read, or as soon
+as a body without one streams past the limit.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 MAX_BODY = 16_384
 GRADES = (0, 1, 2)
@@ -20,6 +24,40 @@ _lock = threading.Lock()
 
 class BadLabel(ValueError):
     pass
+
+
+class TooLarge(BadLabel):
+    pass
+
+
+def refuse(request) -> tuple[int, str] | None:
+    """(status, message) when the request is not one a label may come in, else None."""
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media != "application/json":
+        return 415, "a label is posted as application/json"
+    origin = request.headers.get("origin")
+    # the page's own origin names the Host it was served from (the scheme is left out:
+    # behind a TLS proxy the page is https and the daemon sees http)
+    own = request.headers.get("host", "").lower()
+    if origin is not None and urlsplit(origin.strip()).netloc.lower() != own:
+        return 403, "labels are not accepted from another origin"
+    length = request.headers.get("content-length")
+    if length is not None:
+        if not length.strip().isdigit():
+            return 400, "Content-Length must be a whole number"
+        if int(length) > MAX_BODY:
+            return 413, f"a label is at most {MAX_BODY} bytes"
+    return None
+
+
+async def read_body(request) -> bytes:
+    """The body, read no further than ``MAX_BODY`` bytes."""
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > MAX_BODY:
+            raise TooLarge(f"a label is at most {MAX_BODY} bytes")
+    return bytes(body)
 
 
 def parse(body: bytes) -> dict:

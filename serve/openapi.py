@@ -62,12 +62,30 @@ def _said(description: str) -> dict:
     }
 
 
+# a 503 the caller should retry says when: every connection busy (1 s), the database
+# unreachable (5 s, and the error says `relored db start` / RELORE_DATABASE_URL)
+_RETRY_AFTER = {
+    "retry-after": {
+        "description": "seconds to wait before retrying",
+        "schema": {"type": "string", "pattern": "^[0-9]+$"},
+    }
+}
 _ERRORS = {
-    "400": _said("a request we will not run, and why"),
+    "400": _said(
+        "a request we will not run, and why (also: with no tokens, a Host that is not "
+        "loopback or in RELORE_ALLOWED_HOSTS)"
+    ),
     "401": _said("a token is required"),
+    "403": _said("the token lacks the scope this route needs (a label-only token reads nothing)"),
     "404": _said("not indexed here"),
     "426": _said("client and daemon versions differ"),
-    "503": _said("the index is not built, or the database is unreachable"),
+    "503": {
+        **_said(
+            "the index is not built, every database connection is busy, a query ran past its "
+            "statement timeout, or the database is unreachable"
+        ),
+        "headers": _RETRY_AFTER,
+    },
 }
 
 
@@ -187,8 +205,10 @@ def document() -> dict:
                     },
                     "responses": {
                         "201": {"description": "recorded", "content": _OBJECT},
-                        "403": _said("needs the label scope"),
+                        "413": _said("a body over 16 kB (refused before it is read)"),
+                        "415": _said("not application/json"),
                         **_ERRORS,
+                        "403": _said("needs the label scope, or came from another origin"),
                     },
                 }
             },

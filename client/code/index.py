@@ -167,11 +167,16 @@ class Scan:
     files: dict
 
 
-def scan(path: str, env, name: str | None = None, cwd: str | None = None) -> Scan:
+class Stopped(RuntimeError):
+    """The caller's ``stop`` said stop (the daemon's deadline passed) before the scan ended."""
+
+
+def scan(path: str, env, name: str | None = None, cwd: str | None = None, stop=None) -> Scan:
     """Read every source file under ``path``; with ``name``, parse only files containing it.
 
     A file whose bytes do not contain ``name`` cannot hold an identifier spelled ``name``,
-    so skipping it is exact, not a sample.
+    so skipping it is exact, not a sample. ``stop`` (a callable) is asked before each file;
+    when it says True the scan ends with ``Stopped`` (nothing is saved to the cache).
     """
     usable = {p.name for p in registry.require_any()}
     tree = walk(path, cwd)
@@ -184,6 +189,8 @@ def scan(path: str, env, name: str | None = None, cwd: str | None = None) -> Sca
     records: list[tuple[str, str, tuple]] = []
     seen: set[str] = set()
     for rel in tree.files:
+        if stop is not None and stop():
+            raise Stopped(f"stopped after {len(seen)} of {len(tree.files)} files")
         provider = registry.for_path(rel)
         if provider is None:
             counts["other"] += 1
@@ -314,8 +321,10 @@ def _page(verb: str, tree: Tree, limit: int, offset: int, total: int, returned: 
     }
 
 
-def defs(name: str, path: str, env, limit: int = DEFS_CAP, offset: int = 0, cwd=None) -> dict:
-    result = scan(path, env, name=name, cwd=cwd)
+def defs(
+    name: str, path: str, env, limit: int = DEFS_CAP, offset: int = 0, cwd=None, stop=None
+) -> dict:
+    result = scan(path, env, name=name, cwd=cwd, stop=stop)
     rows = [
         (rel, language, bool(record[0]), d)
         for rel, language, record in result.records

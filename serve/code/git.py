@@ -4,7 +4,9 @@ Every answer from a clone is bounded: a deadline for the whole request, a timeou
 a cap on the expensive history walks (``git log -S`` reads every diff of a path's history),
 and a cap on the output kept. A call that hits any of them is reported in the answer's
 ``budget``, never silently shortened. At most ``CONCURRENT`` git processes run at once per
-daemon, so a burst of requests queues instead of forking without limit.
+daemon, so a burst of requests queues instead of forking without limit; the wait for a slot
+counts against the request's deadline, and a cancelled request (its client went away)
+kills its git process group.
 """
 
 from __future__ import annotations
@@ -123,12 +125,25 @@ class Git:
         byte ``Output.lines`` counts: a NUL for ``-z`` output, whose paths may hold newlines."""
         if walk == "pickaxe" and self.budget.pickaxe_left() <= 0:
             raise BudgetSpent(f"{what}: the pickaxe budget is spent")
-        timeout = min(self.budget.call_timeout_s, self.budget.remaining())
-        if timeout <= 0.05:
+        if self.budget.remaining() <= 0.05:
             self.budget.timed_out.append(f"{what}: not run, the request's deadline had passed")
             raise GitTimeout(what)
-        command = ["git", "-c", f"safe.directory={self.clone}", "-C", str(self.clone), *args]
-        async with _semaphore():
+        slots = _semaphore()
+        waited = time.monotonic()
+        try:  # the wait for a slot is part of the request's deadline
+            await asyncio.wait_for(slots.acquire(), max(self.budget.remaining(), 0))
+        except TimeoutError:
+            self.budget.timed_out.append(
+                f"{what}: not run, no git slot came free in "
+                f"{time.monotonic() - waited:.1f}s, before the request's deadline"
+            )
+            raise GitTimeout(what) from None
+        try:
+            timeout = min(self.budget.call_timeout_s, self.budget.remaining())
+            if timeout <= 0.05:
+                self.budget.timed_out.append(f"{what}: not run, the request's deadline had passed")
+                raise GitTimeout(what)
+            command = ["git", "-c", f"safe.directory={self.clone}", "-C", str(self.clone), *args]
             self.budget.subprocesses += 1
             if walk:
                 self.budget.history_walks += 1
@@ -151,6 +166,11 @@ class Git:
                 await proc.wait()
                 self.budget.timed_out.append(f"{what}: stopped after {timeout:.1f}s")
                 raise GitTimeout(what) from None
+            except BaseException:  # cancelled: the client went away, or the daemon stops
+                _kill(proc)
+                raise
+        finally:
+            slots.release()
         if proc.returncode not in ok_codes and not stopped:
             raise GitFailed(args, proc.returncode or 0, stderr)
         return Output(kept.decode("utf-8", "replace"), lines, complete, stopped)

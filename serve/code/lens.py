@@ -3,6 +3,8 @@
 - ``symbol``: the definitions of a name, by the client's own code lens
   (``relore.client.code``: the same providers and engine ``relore defs`` runs on the
   caller's tree), here over the clone. Its parse cache lives beside the clones, never in one.
+  At most ``SYMBOL_CONCURRENT`` parses run at once, and a parse stops at the request's
+  deadline (the thread checks before each file), never running on after the 503.
 - ``grep``: ``git grep`` with caps — at most ``GREP_CAP`` lines returned, every match counted
   (``total``), each line cut to ``LINE_CHARS`` and quoted: a source line is untrusted text.
 - ``copies``: the ``# Copied from X`` markers (HuggingFace's convention, checked by their
@@ -12,8 +14,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -27,6 +31,9 @@ COPIES_CAP = 50
 LINE_CHARS = 200
 MAX_PATTERN_CHARS = 500
 SYMBOL_TIMEOUT_S = 60.0
+# at most this many `symbol` parses run at once per daemon (each is a thread of tree-sitter
+# work); the wait for one counts against the request's deadline
+SYMBOL_CONCURRENT = 2
 # grep stops reading after this much output: its total is then a lower bound
 GREP_STOP_BYTES = 32_000_000
 _MARKER = re.compile(
@@ -259,6 +266,23 @@ def _cache_env(clone: Path) -> dict:
     return env
 
 
+_parse_slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
+
+
+@contextlib.asynccontextmanager
+async def _parse_slot(budget: Budget):
+    loop = asyncio.get_running_loop()
+    slots = _parse_slots.get(loop)
+    if slots is None:
+        _parse_slots.clear()  # one daemon, one loop: a new loop (a test) starts afresh
+        slots = _parse_slots[loop] = asyncio.Semaphore(SYMBOL_CONCURRENT)
+    await asyncio.wait_for(slots.acquire(), max(budget.remaining(), 0))
+    try:
+        yield
+    finally:
+        slots.release()
+
+
 async def symbol(request: dict, clone: Path) -> dict:
     from relore.client.code import index, registry
 
@@ -268,23 +292,34 @@ async def symbol(request: dict, clone: Path) -> dict:
     scope = request["path"] or "."
     if request["path"] and not (clone / request["path"]).resolve().is_relative_to(clone.resolve()):
         raise clones.BadRequest("path leaves the repository")
+    stop = threading.Event()
     try:
-        page = await asyncio.wait_for(
-            asyncio.to_thread(
-                index.defs,
-                request["name"],
-                scope,
-                _cache_env(clone),
-                limit=request["limit"],
-                cwd=str(clone),
-            ),
-            SYMBOL_TIMEOUT_S,
-        )
+        async with _parse_slot(budget):
+            parsing = asyncio.ensure_future(
+                asyncio.to_thread(
+                    index.defs,
+                    request["name"],
+                    scope,
+                    _cache_env(clone),
+                    limit=request["limit"],
+                    cwd=str(clone),
+                    stop=stop.is_set,
+                )
+            )
+            try:
+                page = await asyncio.wait_for(asyncio.shield(parsing), budget.remaining())
+            except TimeoutError:
+                stop.set()  # the thread ends at its next file, and holds its slot till then
+                with contextlib.suppress(index.Stopped):
+                    await parsing
+                raise
+            finally:
+                stop.set()  # cancelled too (the client went away): nothing parses on
     except index.PathNotFound:
         raise clones.NotFound(f"{request['path']} is not in the clone at HEAD") from None
     except registry.GrammarMissing as exc:
         raise clones.NoGrammar(str(exc)) from None
-    except TimeoutError:
+    except (TimeoutError, index.Stopped):
         budget.timed_out.append(f"definitions: stopped after {SYMBOL_TIMEOUT_S:.0f}s")
         raise clones.TooSlow(
             f"reading the clone for {request['name']!r} took over {SYMBOL_TIMEOUT_S:.0f}s: "

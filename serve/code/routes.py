@@ -9,10 +9,13 @@ expression, or a fixed string with ``fixed=1``), ``ignore_case``, ``path``, ``li
 
 Bad input is a 400, something the clone does not hold a 404, a repository with no clone (or
 a daemon that cannot run git or parse the tree) a 503 that says what to do. Never a 500.
+A client that disconnects cancels its request: its git processes are killed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 
 from starlette.requests import Request
@@ -31,15 +34,46 @@ _json = responses.json_response
 _error = responses.error_response
 
 
+class ClientGone(Exception):
+    pass
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns when the client has gone (a GET has no body to read: the next message is
+    the disconnect, whenever it comes)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _unless_gone(request: Request, work):
+    """``work``, cancelled (its git processes killed, its parse stopped) if the client
+    disconnects first: an agent that gave up does not keep a git slot busy."""
+    task = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    if task.cancelled():
+        raise ClientGone
+    return task.result()
+
+
 async def _answer(request: Request, parse, work, *, database: bool = False) -> Response:
     try:
         parsed = parse(request.query_params)
         repo = parsed.repo if hasattr(parsed, "repo") else parsed["repo"]
         clone = clones.clone_for(repo)
         if database:
-            page = await work(request.app.state.pool, parsed, clone)
+            page = await _unless_gone(request, work(request.app.state.pool, parsed, clone))
         else:
-            page = await work(parsed, clone)
+            page = await _unless_gone(request, work(parsed, clone))
+    except ClientGone:
+        return _error(499, "the client went away: its work was stopped")
     except clones.BadRequest as exc:
         return _error(400, str(exc))
     except clones.NotFound as exc:

@@ -350,7 +350,7 @@ def api(world):
     from starlette.testclient import TestClient
 
     reader = database.reader_url(world["url"], env={})
-    with TestClient(create_app(Settings(reader))) as client:
+    with TestClient(create_app(Settings(reader)), base_url="http://127.0.0.1") as client:
         client.headers["x-relore-client"] = __version__
         yield client
 

@@ -64,7 +64,8 @@ def app(module_db_url, tmp_path_factory, run_dbt):
     world = corpus.generate(seed=5, threads=20, repo=REPO)
     reader = indexed.build(module_db_url, tmp_path_factory.mktemp("dbt"), run_dbt, world)
     labels = tmp_path_factory.mktemp("labels") / "labels.jsonl"
-    yield create_app(Settings(reader, labels_path=str(labels)))
+    # schemathesis addresses the app as `testserver`: a name this daemon is told to answer to
+    yield create_app(Settings(reader, labels_path=str(labels), allowed_hosts=("testserver",)))
     asgi.shutdown_lifespans()  # close the app's pool before the session's Postgres stops
 
 

@@ -147,7 +147,7 @@ def api(slice_db):
     from starlette.testclient import TestClient
 
     reader = database.reader_url(slice_db["url"], env={})
-    with TestClient(create_app(Settings(reader))) as client:
+    with TestClient(create_app(Settings(reader)), base_url="http://127.0.0.1") as client:
         client.headers[("x-relore-client")] = __version__
         yield client
 
@@ -325,7 +325,7 @@ def test_with_tokens_configured_a_request_without_one_is_401_and_with_one_answer
     token = "a-token-long-enough-1234"
     reader = database.reader_url(slice_db["url"], env={})
     app = create_app(Settings(reader, tokens={token: frozenset({"read"})}))
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         refused = client.get("/api/v1/status")
         assert refused.status_code == 401
         assert refused.headers["www-authenticate"] == "Bearer"
@@ -375,7 +375,10 @@ def test_labels_append_to_their_file_need_the_scope_and_never_reach_results(slic
     reader_token, labeller = "reader-token-0123456789", "labeller-token-0123456789"
     tokens = {reader_token: frozenset({"read"}), labeller: frozenset({"read", "label"})}
     label = {"query": "zanzibar quokka", "document_id": "issue_comment:1", "grade": 2}
-    with TestClient(create_app(Settings(reader, tokens=tokens, labels_path=str(path)))) as c:
+    with TestClient(
+        create_app(Settings(reader, tokens=tokens, labels_path=str(path))),
+        base_url="http://127.0.0.1",
+    ) as c:
         before = c.get(
             "/api/v1/search",
             params={"q": "zanzibar quokka", "repo": REPO},

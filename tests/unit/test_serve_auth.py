@@ -45,3 +45,32 @@ def test_serving_a_network_without_tokens_is_refused_unless_trusted(host):
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost"])
 def test_loopback_needs_no_tokens(host):
     auth.check_bind(host, {}, trust_network=False)
+
+
+@pytest.mark.parametrize(
+    ("header", "name"),
+    [
+        ("127.0.0.1:8080", "127.0.0.1"),
+        ("LOCALHOST", "localhost"),
+        ("[::1]:8080", "::1"),
+        ("[::1]", "::1"),
+        ("evil.example:80", "evil.example"),
+        ("127.0.0.1.evil.example", "127.0.0.1.evil.example"),
+    ],
+)
+def test_host_header_names_drop_the_port_and_brackets(header, name):
+    assert auth.host_name(header) == name
+
+
+def test_allowed_hosts_are_the_configured_names_and_a_specific_bind_address():
+    assert auth.allowed_hosts("0.0.0.0", "relore.lan, Other.Example") == (
+        "relore.lan",
+        "other.example",
+    )
+    assert auth.allowed_hosts("192.168.1.5", None) == ("192.168.1.5",)
+    assert auth.allowed_hosts("::", "") == ()
+
+
+def test_a_label_only_token_is_scoped_to_the_label_route():
+    assert auth.scope_for_path("/api/v1/label") == "label"
+    assert auth.scope_for_path("/api/v1/search") == "read"

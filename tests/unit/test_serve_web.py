@@ -18,7 +18,7 @@ from relore.serve.app import Settings, create_app
 def client():
     # no lifespan: nothing asked here reaches the database
     app = create_app(Settings("postgresql://nobody@/nothing?host=/nonexistent"))
-    return TestClient(app)
+    return TestClient(app, base_url="http://127.0.0.1")
 
 
 def test_the_page_is_served_with_its_version_and_a_policy_allowing_only_itself(client):
@@ -39,9 +39,11 @@ def test_the_assets_are_served_without_a_token_and_hold_no_data(asset):
     app = create_app(
         Settings("postgresql://nobody@/nothing?host=/x", tokens={"t" * 20: frozenset({"read"})})
     )
-    response = TestClient(app).get(f"/static/{asset}")
+    response = TestClient(app, base_url="http://127.0.0.1").get(f"/static/{asset}")
     assert response.status_code == 200
-    assert TestClient(app).get("/api/v1/status").status_code == 401  # the data stays guarded
+    assert (
+        TestClient(app, base_url="http://127.0.0.1").get("/api/v1/status").status_code == 401
+    )  # the data stays guarded
 
 
 def test_nothing_on_the_page_comes_from_another_origin():
