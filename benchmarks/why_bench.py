@@ -319,7 +319,7 @@ def main() -> None:
         reader = database.reader_url(url, env={})
         timings = {}
         for name, line in cases.items():
-            with TestClient(create_app(Settings(reader))) as client:
+            with TestClient(create_app(Settings(reader)), base_url="http://127.0.0.1") as client:
                 client.headers["x-relore-client"] = __version__
                 params = {"repo": REPO, "path": NAMES[2], "line": line}
                 t = time.perf_counter()

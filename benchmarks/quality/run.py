@@ -185,7 +185,7 @@ def run_items(url: str, items: list[dict], export_root: Path) -> list[dict]:
     results = []
     with (
         psycopg.connect(url, autocommit=True) as conn,
-        TestClient(create_app(Settings(reader))) as client,
+        TestClient(create_app(Settings(reader)), base_url="http://127.0.0.1") as client,
     ):
         client.headers["x-relore-client"] = __version__
         for item in items:

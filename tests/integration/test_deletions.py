@@ -105,7 +105,9 @@ def indexed(module_db_url, github, tmp_path_factory, run_dbt):
 def _search(url: str, word: str) -> list[dict]:
     from starlette.testclient import TestClient
 
-    with TestClient(create_app(Settings(database.reader_url(url, env={})))) as client:
+    with TestClient(
+        create_app(Settings(database.reader_url(url, env={}))), base_url="http://127.0.0.1"
+    ) as client:
         response = client.get(
             "/api/v1/search",
             params={"q": word, "repo": REPO},
@@ -182,7 +184,7 @@ def test_status_says_when_deletions_were_last_checked(indexed):
     from starlette.testclient import TestClient
 
     reader = database.reader_url(indexed["url"], env={})
-    with TestClient(create_app(Settings(reader))) as client:
+    with TestClient(create_app(Settings(reader)), base_url="http://127.0.0.1") as client:
         page = client.get("/api/v1/status", headers={"x-relore-client": __version__}).json()
         text = client.get(
             "/api/v1/status", params={"format": "text"}, headers={"x-relore-client": __version__}
