@@ -31,7 +31,7 @@ import psycopg
 
 from relore.extract import passes, threads
 from relore.extract.github_client import GitHubClient, GitHubError
-from relore.extract.landing import RawObject, Repo, land, last_row_id
+from relore.extract.landing import RawObject, Repo, land, last_row_id, live_heads
 
 PASS_NAME = "deletions"
 ROTATION = "deletions:rotation"
@@ -141,9 +141,9 @@ def _record_check(cur: psycopg.Cursor, repo: Repo, number: int) -> None:
     )
 
 
-def _set_watermark(conn: psycopg.Connection, repo: Repo, row_id: int) -> None:
-    """The check's own mark: ``high_water`` is when it last ran (what status shows), and
-    ``cursor`` the newest raw row it had compared."""
+def _stamp(conn: psycopg.Connection, repo: Repo, pass_name: str, cursor: str) -> None:
+    """One of the check's own marks: ``high_water`` is when it last ran (what status shows),
+    ``cursor`` where it goes on (the newest raw row compared, the next page to read)."""
     with conn.transaction():
         conn.execute(
             """
@@ -153,7 +153,7 @@ def _set_watermark(conn: psycopg.Connection, repo: Repo, row_id: int) -> None:
                 set high_water = excluded.high_water, cursor = excluded.cursor,
                     updated_at = clock_timestamp()
             """,
-            (repo.repo_id, PASS_NAME, str(row_id)),
+            (repo.repo_id, pass_name, cursor),
         )
 
 
@@ -194,7 +194,7 @@ def check(
         result.written += run.written
         if run.error is not None:
             raise GitHubError(f"thread #{run.failed_number}: {run.error}", url="")
-    _set_watermark(conn, repo, last_row_id(conn, repo))
+    _stamp(conn, repo, PASS_NAME, str(last_row_id(conn, repo)))
     return result
 
 
@@ -227,38 +227,10 @@ def rotate(conn: psycopg.Connection, client: GitHubClient, repo: Repo, pages: in
                 if page.etag:
                     passes.store_etag(cur, repo, url, page.etag, following)
         url = following or first
-        with conn.transaction():
-            conn.execute(
-                """
-                insert into ops.checkpoints (repo_id, pass_name, high_water, cursor)
-                values (%s, %s, clock_timestamp(), %s)
-                on conflict (repo_id, pass_name) do update
-                    set high_water = excluded.high_water, cursor = excluded.cursor,
-                        updated_at = clock_timestamp()
-                """,
-                (repo.repo_id, ROTATION, url),
-            )
+        _stamp(conn, repo, ROTATION, url)
         if url == first:
             break
     return written
-
-
-def _live_threads(conn: psycopg.Connection, repo: Repo) -> dict[int, bool]:
-    """Every thread relore holds live: number -> is it a pull request."""
-    rows = conn.execute(
-        """
-        select thread_number, payload ? 'pull_request'
-        from (
-            select distinct on (object_id) thread_number, payload, is_deleted
-            from raw.github_objects
-            where repo_id = %s and object_type = 'issue'
-            order by object_id, row_id desc
-        ) as latest
-        where not is_deleted
-        """,
-        (repo.repo_id,),
-    ).fetchall()
-    return {int(n): bool(is_pr) for n, is_pr in rows}
 
 
 @dataclass
@@ -279,7 +251,7 @@ def refresh_counts(
     """Land every head and pull object GitHub shows now, so their counts are current.
     Returns the live threads the listing no longer shows (for a per-thread look-up)."""
     result = RefreshResult()
-    live = _live_threads(conn, repo)
+    live = {number: is_pr for number, is_pr, _ in live_heads(conn, repo)}
     seen: set[int] = set()
     walked_to_end = True
     pages = client.paginate(f"repos/{repo.full_name}/issues", dict(LISTING_PARAMS))

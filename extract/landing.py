@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import datetime
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -134,3 +135,23 @@ def last_row_id(conn: psycopg.Connection, repo: Repo) -> int:
         (repo.repo_id,),
     ).fetchone()
     return int(row[0])
+
+
+def live_heads(conn: psycopg.Connection, repo: Repo) -> list[tuple[int, bool, datetime | None]]:
+    """Every thread relore holds live: (number, is it a pull request, its head's
+    ``updated_at``), by number."""
+    rows = conn.execute(
+        """
+        select thread_number, payload ? 'pull_request', (payload ->> 'updated_at')::timestamptz
+        from (
+            select distinct on (object_id) thread_number, payload, is_deleted
+            from raw.github_objects
+            where repo_id = %s and object_type = 'issue'
+            order by object_id, row_id desc
+        ) as latest
+        where not is_deleted
+        order by thread_number
+        """,
+        (repo.repo_id,),
+    ).fetchall()
+    return [(int(n), bool(is_pr), updated) for n, is_pr, updated in rows]

@@ -16,7 +16,7 @@ import psycopg
 
 from relore.extract import checkpoints
 from relore.extract.github_client import GitHubClient, GitHubError
-from relore.extract.landing import RawObject, Repo, land
+from relore.extract.landing import RawObject, Repo, land, live_heads
 
 PASS_NAME = "reviews"
 BATCH = 25
@@ -48,22 +48,12 @@ def prs_since(
 ) -> list[tuple[int, datetime]]:
     """PRs (open ones too: their reviews are what an in-flight question reads) whose head
     was updated at or after the mark, oldest first."""
-    return conn.execute(
-        """
-        select thread_number, (payload ->> 'updated_at')::timestamptz as updated_at
-        from (
-            select distinct on (object_id) thread_number, payload, is_deleted
-            from raw.github_objects
-            where repo_id = %s and object_type = 'issue'
-            order by object_id, row_id desc
-        ) as latest
-        where not is_deleted
-            and payload ? 'pull_request'
-            and (%s::timestamptz is null or (payload ->> 'updated_at')::timestamptz >= %s)
-        order by updated_at, thread_number
-        """,
-        (repo.repo_id, mark, mark),
-    ).fetchall()
+    prs = [
+        (number, updated)
+        for number, is_pr, updated in live_heads(conn, repo)
+        if is_pr and updated is not None and (mark is None or updated >= mark)
+    ]
+    return sorted(prs, key=lambda pr: (pr[1], pr[0]))
 
 
 def fetch_reviews(client: GitHubClient, repo: Repo, numbers: list[int]) -> list[RawObject]:

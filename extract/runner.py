@@ -82,24 +82,6 @@ def _listing_step(conn, client, repo, name: str, progress: Progress) -> StepRepo
     return StepReport(name, result.seen, result.written, _iso(result.high_water))
 
 
-def _prs_updated_since(conn, repo: Repo, mark: datetime | None) -> list[tuple[int, datetime]]:
-    return conn.execute(
-        """
-        select thread_number, (payload ->> 'updated_at')::timestamptz as updated_at
-        from (
-            select distinct on (object_id) thread_number, payload, is_deleted
-            from raw.github_objects
-            where repo_id = %s and object_type = 'issue'
-            order by object_id, row_id desc
-        ) as latest
-        where not is_deleted and payload ? 'pull_request'
-            and (%s::timestamptz is null or (payload ->> 'updated_at')::timestamptz >= %s)
-        order by updated_at, thread_number
-        """,
-        (repo.repo_id, mark, mark),
-    ).fetchall()
-
-
 def _thread_step(
     conn,
     client,
@@ -148,7 +130,7 @@ def _thread_step(
 
 def _pull_details_step(conn, client, repo, options, progress) -> StepReport:
     mark = checkpoints.high_water(conn, repo.repo_id, "pull_details")
-    todo = _prs_updated_since(conn, repo, mark)
+    todo = reviews.prs_since(conn, repo, mark)
     return _thread_step(
         conn, client, repo, "pull_details", todo, threads.fetch_pull_details, options, progress
     )
