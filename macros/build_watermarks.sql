@@ -13,6 +13,69 @@
         model text primary key,
         watermark timestamptz not null
     );
+    -- One row per dbt invocation: the transaction id it started at and the redaction
+    -- catalog it ran with (md5 of relore_redact's definition); `passed` once its secret
+    -- scan passed. A scan reads only table rows written since the newest passed start
+    -- under the same catalog.
+    create table if not exists relore_build.secret_scans (
+        invocation_id text primary key,
+        started_xid xid8 not null,
+        catalog text not null,
+        passed boolean not null default false,
+        started_at timestamptz not null default clock_timestamp()
+    );
+    insert into relore_build.secret_scans (invocation_id, started_xid, catalog)
+    values (
+        '{{ invocation_id }}',
+        pg_current_xact_id(),
+        md5(pg_get_functiondef('{{ relore_fn("redact") }}(text)'::regprocedure))
+    )
+    on conflict (invocation_id) do nothing;
+{%- endmacro %}
+
+{#-
+    `since` for the every-column secret scan: the start of the newest build whose scan
+    passed under this catalog (null: read everything, as with `--vars
+    '{relore_secret_scan: full}'`, a first build, or a changed catalog).
+-#}
+{% macro secret_scan_since() -%}
+    {%- if var('relore_secret_scan', 'changed') == 'full' -%}
+        null::xid8
+    {%- else -%}
+        (
+            select max(passed_scan.started_xid)
+            from relore_build.secret_scans as passed_scan
+            inner join relore_build.secret_scans as this_run
+                on passed_scan.catalog = this_run.catalog
+            where
+                passed_scan.passed
+                and this_run.invocation_id = '{{ invocation_id }}'
+        )
+    {%- endif -%}
+{%- endmacro %}
+
+{#- on-run-end: mark this invocation's scan passed; keep only rows a later scan needs. -#}
+{% macro record_secret_scan(results) -%}
+    {%- set passed = [] -%}
+    {%- for result in results -%}
+        {%- if result.node.name == 'assert_no_secret_survives_in_any_mart_text'
+            and result.status == 'pass' -%}
+            {%- do passed.append(result) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if passed %}
+        update relore_build.secret_scans set passed = true
+        where invocation_id = '{{ invocation_id }}';
+    {%- endif %}
+    delete from relore_build.secret_scans
+    where
+        invocation_id <> '{{ invocation_id }}'
+        and started_at < now() - interval '1 day'
+        and started_xid < (
+            select coalesce(max(newest.started_xid), '0'::xid8)
+            from relore_build.secret_scans as newest
+            where newest.passed
+        );
 {%- endmacro %}
 
 {% macro watermark_inputs() -%}

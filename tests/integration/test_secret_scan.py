@@ -1,0 +1,95 @@
+"""The every-column secret scan reads what changed since the last scan that passed.
+
+Reading every mart row through the whole redaction catalog on every build cost minutes at a
+million documents; rows a passing scan already read are skipped (by transaction id), while
+anything written since, by any model or by hand, is read.
+"""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from fixtures import corpus, indexed
+
+SCAN = "assert_no_secret_survives_in_any_mart_text"
+LEAK = "hf_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z"  # a Hugging Face token's shape
+
+
+@pytest.fixture(scope="module")
+def built(module_db_url, tmp_path_factory, run_dbt):
+    world = corpus.generate(seed=8, threads=12, repo="acme/scanned")
+    build_dir = tmp_path_factory.mktemp("dbt")
+    indexed.build(module_db_url, build_dir, run_dbt, world)
+    return {"url": module_db_url, "build": build_dir}
+
+
+def _since(url: str):
+    """The mark a scan starting now would read from (None: it reads everything)."""
+    with psycopg.connect(url) as conn:
+        return conn.execute(
+            "select max(started_xid) from relore_build.secret_scans where passed"
+        ).fetchone()[0]
+
+
+def _leaks(url: str, since) -> int:
+    with psycopg.connect(url) as conn:
+        return conn.execute(
+            "select coalesce(sum(leaks), 0) from marts.relore_secret_leaks('marts', %s)",
+            (since,),
+        ).fetchone()[0]
+
+
+def test_a_passing_build_marks_where_the_next_scan_starts(built, run_dbt):
+    first = _since(built["url"])
+    assert first is not None, "the first build's scan passed but left no mark"
+    run_dbt(built["url"], built["build"], "build")
+    assert int(str(_since(built["url"]))) > int(str(first))
+
+
+def test_a_row_written_after_the_mark_is_scanned_and_fails_the_build(built, run_dbt):
+    url = built["url"]
+    with psycopg.connect(url) as conn:
+        number = conn.execute("select min(number) from marts.threads").fetchone()[0]
+        conn.execute(
+            "update marts.threads set title = %s where number = %s", (f"leak {LEAK}", number)
+        )
+    try:
+        with pytest.raises(AssertionError, match=SCAN):
+            run_dbt(url, built["build"], "test", "--select", SCAN)
+        # the scan reading only rows since the mark still finds it
+        assert _leaks(url, _since(url)) == 1
+    finally:
+        with psycopg.connect(url) as conn:
+            conn.execute("update marts.threads set title = 'mended' where number = %s", (number,))
+    run_dbt(url, built["build"], "test", "--select", SCAN)
+
+
+def test_rows_older_than_the_mark_are_not_read_again_unless_asked(built, run_dbt):
+    url = built["url"]
+    with psycopg.connect(url) as conn:
+        conn.execute("create table marts.scan_probe (note text)")
+        conn.execute("insert into marts.scan_probe values (%s)", (f"old {LEAK}",))
+    try:
+        # a build whose scan is told the probe row is old: mark it passed, after the row
+        with psycopg.connect(url) as conn:
+            conn.execute(
+                "insert into relore_build.secret_scans (invocation_id, started_xid, catalog, "
+                "passed) select 'probe', pg_current_xact_id(), catalog, true "
+                "from relore_build.secret_scans order by started_xid desc limit 1"
+            )
+        assert _leaks(url, _since(url)) == 0
+        assert _leaks(url, None) == 1
+        with pytest.raises(AssertionError, match=SCAN):
+            run_dbt(
+                url,
+                built["build"],
+                "test",
+                "--select",
+                SCAN,
+                "--vars",
+                "{relore_secret_scan: full}",
+            )
+    finally:
+        with psycopg.connect(url) as conn:
+            conn.execute("drop table marts.scan_probe")
+            conn.execute("delete from relore_build.secret_scans where invocation_id = 'probe'")
