@@ -641,10 +641,12 @@ entries:
   - ['tfp_LRBEnRkDsYweF9rZk8G7NM3wCYopxX89rwkaLXe822xyC0fdN2QJsK0uXEm', '[REDACTED:saas_token]']
 - kind: saas_token
   refs: [twitter-bearer-token]
-  pattern: '\mA{22}[A-Za-z0-9%]{80,100}'
+  note: a run of A alone (padding, a test string) is not a token, and the token ends there
+  pattern: '\mA{22}(?!A{80})[A-Za-z0-9%]{80,100}(?![A-Za-z0-9%])'
   keywords: [aaaaaaaaaaaaaaaaaaaaaa]
   examples:
   - ['AAAAAAAAAAAAAAAAAAAAAAQ6v1qBEIcRV0Jy8xcY57fm1sdYnn5PKd7n4rIHYlD9GxYvMS795KtHsCoOVFpNQGgzNO0rF0dF1SVYyK73tn1eEgse', '[REDACTED:saas_token]']
+  negatives: ['AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']
 - kind: saas_token
   refs: [microsoft-teams-webhook]
   pattern: 'https://[A-Za-z0-9-]+\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{40,}'
