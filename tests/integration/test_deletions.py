@@ -193,3 +193,19 @@ def test_status_says_when_deletions_were_last_checked(indexed):
     assert repo["deletions"]["checked_at"], repo
     assert all(not m["pass"].startswith("deletions") for m in repo["passes"])
     assert "deletions: last checked" in text.text
+
+
+def test_a_review_comment_deleted_on_a_pr_whose_update_shows_is_caught_by_the_poll(
+    indexed, github, world
+):
+    app, base_url = github
+    url = indexed["url"]
+    pr = world.planted["pr"]
+    victim = world.review_comments_for(pr)[0]["id"]
+    with app.state.lock:
+        world.delete_review_comment(victim, touch_issue=True)
+    # the PR's head moved: pull_details re-lands its pull, whose review_comments count fell
+    poll = _extract(url, base_url)
+    step = next(s for s in poll["steps"] if s["step"] == "deletions")
+    assert "1 thread(s) re-read" in step["detail"], step
+    assert _versions(url, "review_comment", victim) == [False, True]
