@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fixtures import corpus  # noqa: E402
 
-from relore.extract import database  # noqa: E402
 from relore.extract.landing import RawObject, Repo, land  # noqa: E402
+from relore.operate import database  # noqa: E402
 
 DBT = str(Path(sys.executable).parent / "dbt")
 BATCH = 5000

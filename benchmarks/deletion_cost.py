@@ -17,9 +17,10 @@ from pathlib import Path
 
 import psycopg
 
-from relore.extract import database, runner
+from relore.extract import runner
 from relore.extract.github_client import GitHubClient
 from relore.extract.progress import Progress
+from relore.operate import database
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))

@@ -20,7 +20,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from relore.extract import database
+from relore.operate import database
 
 ROOT = Path(__file__).resolve().parents[1]
 RELORED = str(Path(sys.executable).parent / "relored")

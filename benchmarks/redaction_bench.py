@@ -337,7 +337,7 @@ def _one_line(text: str) -> str:
 
 def start_database(project: Path, workdir: Path) -> tuple[str, object]:
     sys.path.insert(0, str(ROOT / "tests"))
-    from relore.extract import database
+    from relore.operate import database
 
     paths = database.EmbeddedPaths(workdir / "pg")
     database.start_embedded(paths)

@@ -23,8 +23,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from relore.client import render
+from relore.contract.rules.choose import Rule, SessionView, choose, eligibility, present
 from relore.extract.rules_loader import hidden_ids, read_rules_file
-from relore.serve.rules.choose import Rule, SessionView, choose, eligibility, present
 
 HERE = Path(__file__).resolve().parent / "rules"
 

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import psycopg
 
-from relore.client.version import __version__
-from relore.extract import database
+from relore.contract.version import __version__
+from relore.operate import database
 
 BIN = Path(sys.executable).parent
 

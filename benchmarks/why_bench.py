@@ -43,9 +43,9 @@ from pathlib import Path
 import psycopg
 from psycopg.types.json import Jsonb
 
-from relore.client.version import __version__
-from relore.extract import cli as relored
-from relore.extract import database
+from relore.contract.version import __version__
+from relore.operate import cli as relored
+from relore.operate import database
 from relore.serve.app import Settings, create_app
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,12 +10,11 @@ import re
 import sys
 from typing import TextIO
 
-from relore.client import render, transport, wire
+from relore.client import render, transport
 from relore.client import rules as rules_mod
 from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP
-from relore.client.version import __version__
-
-_REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+from relore.contract import patterns, wire
+from relore.contract.version import __version__
 
 
 class ExitStatus(enum.IntEnum):
@@ -49,7 +48,7 @@ def _exit_epilog() -> str:
 
 
 def _repo(value: str) -> str:
-    if not _REPO_RE.match(value):
+    if not patterns.is_repo(value):
         raise argparse.ArgumentTypeError(f"expected owner/name, got {value!r}")
     return value
 
@@ -68,11 +67,8 @@ def _query(value: str) -> str:
     return value
 
 
-_THREAD_REF = re.compile(r"^(?:([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#)?#?([0-9]+)$")
-
-
 def _thread_ref(value: str) -> tuple[str | None, int]:
-    match = _THREAD_REF.match(value.strip())
+    match = patterns.THREAD_REF_RE.fullmatch(value.strip())
     if not match:
         raise argparse.ArgumentTypeError(f"expected owner/name#N or N, got {value!r}")
     return match.group(1), int(match.group(2))

@@ -3,13 +3,13 @@
 Retrieved prose is somebody else's words: every line of it is prefixed with ``>`` so an
 unmarked line is always ours (counts, trust tiers, dates, URLs). A single-line retrieved
 value on one of our lines (a title, a login, a path) sits inside ``⟦ ⟧``. The daemon has
-sanitised every string already (``relore.client.sanitize``); the local code lens quotes
+sanitised every string already (``relore.contract.sanitize``); the local code lens quotes
 with the same function.
 """
 
 from __future__ import annotations
 
-from relore.client import sanitize
+from relore.contract import sanitize
 
 
 def quote(text: str | None) -> list[str]:

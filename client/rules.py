@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Mapping
+
+from relore.contract import patterns
 
 MAX_TASK_CHARS = 500  # the daemon's own limit; refused here before a request is made
 MIN_MAX_TOKENS = 100
-_SESSION_RE = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
 
 
 def default_session(env: Mapping[str, str]) -> str:
@@ -31,7 +31,7 @@ def default_session(env: Mapping[str, str]) -> str:
 
 
 def valid_session(value: str) -> bool:
-    return bool(_SESSION_RE.match(value))
+    return patterns.is_session(value)
 
 
 def params(args, env: Mapping[str, str]) -> dict:

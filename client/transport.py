@@ -14,8 +14,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from relore.client import wire
-from relore.client.version import __version__
+from relore.contract import wire
+from relore.contract.version import __version__
 
 
 class DaemonDown(RuntimeError):

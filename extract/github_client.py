@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from relore.client.version import __version__
+from relore.contract.version import __version__
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_GRAPHQL_URL = "https://api.github.com/graphql"

@@ -23,8 +23,8 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from relore.contract.rules.choose import HIDDEN_CHARACTERS
 from relore.extract.payloads import storable
-from relore.serve.rules.choose import HIDDEN_CHARACTERS
 
 _ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _KEYS = {"id", "title", "text", "scope", "active", "triggers", "always", "created"}

@@ -22,9 +22,10 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from relore.client import render, wire
-from relore.client.version import __version__
-from relore.serve import auth, envelope, labels, openapi, responses, web
+from relore.client import render
+from relore.contract import envelope, wire
+from relore.contract.version import __version__
+from relore.serve import auth, labels, openapi, responses, web
 from relore.serve import search as search_mod
 from relore.serve import status as status_mod
 from relore.serve import thread as thread_mod

@@ -6,12 +6,13 @@ Written by hand, next to the routes it describes; a test fails when a route unde
 
 from __future__ import annotations
 
-from relore.client.version import __version__
+from relore.contract import patterns
+from relore.contract.version import __version__
 
 _REPO = {
     "name": "repo",
     "in": "query",
-    "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},
+    "schema": {"type": "string", "pattern": f"^{patterns.REPO}$"},
 }
 _NUMBER = {"name": "number", "in": "query", "required": True, "schema": {"type": "integer"}}
 

@@ -6,7 +6,7 @@ import json
 
 from starlette.responses import Response
 
-from relore.client.sanitize import clean
+from relore.contract.sanitize import clean
 
 
 def json_response(payload: dict, status_code: int = 200) -> Response:

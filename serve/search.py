@@ -17,9 +17,9 @@ from typing import NamedTuple
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from relore.client import stamps
+from relore.contract import stamps
+from relore.contract.envelope import one_line, quote
 from relore.serve import ranking
-from relore.serve.envelope import one_line, quote
 
 MAX_LIMIT = 10
 PER_THREAD = 3

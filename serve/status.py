@@ -5,8 +5,8 @@ from __future__ import annotations
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from relore.client import stamps
-from relore.client.version import __version__
+from relore.contract import stamps
+from relore.contract.version import __version__
 
 # The deletion check's marks are times it ran, not high-water marks of a listing.
 _DELETION_MARKS = ("deletions", "deletions:rotation")

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from relore.client import stamps
-from relore.serve.envelope import one_line, quote
+from relore.contract import patterns, stamps
+from relore.contract.envelope import one_line, quote
 from relore.serve.search import BadQuery
 
 PAGE = 10
@@ -40,7 +40,7 @@ class ThreadRequest:
 
 def parse_request(params) -> ThreadRequest:
     repo = params.get("repo") or ""
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
+    if not patterns.is_repo(repo):
         raise BadQuery("repo must be owner/name")
     try:
         number = int(params.get("number", ""))

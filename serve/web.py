@@ -21,7 +21,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from relore.client.version import __version__
+from relore.contract.version import __version__
 
 STATIC = Path(__file__).resolve().parent / "static"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from relore.extract import database
+from relore.operate import database
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 _db_names = itertools.count(1)

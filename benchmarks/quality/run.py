@@ -43,9 +43,9 @@ import corpus_github  # noqa: E402
 import metrics  # noqa: E402
 import psycopg  # noqa: E402
 
-from relore.client.version import __version__  # noqa: E402
-from relore.extract import database  # noqa: E402
+from relore.contract.version import __version__  # noqa: E402
 from relore.extract.landing import land  # noqa: E402
+from relore.operate import database  # noqa: E402
 from relore.serve.app import Settings, create_app  # noqa: E402
 
 EVAL = HERE / "eval.jsonl"

@@ -11,7 +11,7 @@ import os
 import re
 from pathlib import Path
 
-from relore.extract import clone as clone_mod
+from relore.contract import patterns, places
 
 MAX_PATH_CHARS = 1000
 MAX_LINE = 10_000_000
@@ -52,7 +52,7 @@ class TooSlow(RuntimeError):
 def repo(params) -> str:
     value = (params.get("repo") or "").strip()
     try:
-        clone_mod.check_repo(value)
+        patterns.check_repo(value)
     except ValueError:
         raise BadRequest("repo must be owner/name") from None
     return value
@@ -122,7 +122,7 @@ def flag(value: str | None) -> bool:
 
 def clone_for(repo_name: str, env=None) -> Path:
     env = os.environ if env is None else env
-    where = clone_mod.clone_dir(repo_name, env)
+    where = places.clone_dir(repo_name, env)
     if not (where / ".git").is_dir():
         raise NoClone(repo_name)
     return where

@@ -22,9 +22,9 @@ from collections import Counter
 from pathlib import Path
 
 from relore.client.code import DEFS_CAP
+from relore.contract.envelope import one_line, quote
 from relore.serve.code import clones
 from relore.serve.code.git import Budget, Git, GitFailed, GitTimeout
-from relore.serve.envelope import one_line, quote
 
 GREP_CAP = 50
 COPIES_CAP = 50

@@ -22,7 +22,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from relore.serve import envelope, responses
+from relore.contract import envelope
+from relore.serve import responses
 from relore.serve.code import clones, lens
 from relore.serve.code import why as why_mod
 from relore.serve.code.git import GitFailed, GitTimeout

@@ -28,11 +28,11 @@ from pathlib import Path
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from relore.client import stamps
-from relore.client.sanitize import fence
+from relore.contract import stamps
+from relore.contract.envelope import one_line, quote
+from relore.contract.sanitize import fence
 from relore.serve.code import clones
 from relore.serve.code.git import Budget, BudgetSpent, Git, GitFailed, GitTimeout
-from relore.serve.envelope import one_line, quote
 from relore.serve.thread import WHOLE_COMMENT, comment_row
 
 REVISIONS_CAP = 20

@@ -10,21 +10,17 @@ keeps is in memory (sessions) and the served-events log, neither of which is eve
 
 from __future__ import annotations
 
-import re
-
 from psycopg.rows import dict_row
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from relore.contract import patterns
+from relore.contract.rules.choose import MAX_TASK_CHARS, MIN_MAX_TOKENS, choose, present, to_rule
 from relore.serve.rules import sessions
-from relore.serve.rules.choose import MAX_TASK_CHARS, MIN_MAX_TOKENS, choose, present, to_rule
 
 MAX_FILES = 50
 MAX_INCLUDE = 25
-_REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-_SESSION_RE = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
-_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 RULES_SQL = """
     select
@@ -41,7 +37,7 @@ class BadRequest(ValueError):
 
 def parse(params) -> dict:
     repo = params.get("repo") or ""
-    if not _REPO_RE.match(repo):
+    if not patterns.is_repo(repo):
         raise BadRequest("repo must be owner/name")
     files = [f for f in params.getlist("file") if f.strip()]
     if not files:
@@ -57,7 +53,7 @@ def parse(params) -> dict:
                 f"the task is {len(task)} characters; at most {MAX_TASK_CHARS} (one sentence)"
             )
     include = params.getlist("include")
-    if len(include) > MAX_INCLUDE or not all(_ID_RE.match(i) for i in include):
+    if len(include) > MAX_INCLUDE or not all(patterns.RULE_ID_RE.fullmatch(i) for i in include):
         raise BadRequest(f"include takes at most {MAX_INCLUDE} rule ids")
     max_tokens = params.get("max_tokens")
     if max_tokens is not None:
@@ -68,7 +64,7 @@ def parse(params) -> dict:
         if max_tokens < MIN_MAX_TOKENS:
             raise BadRequest(f"max_tokens must be at least {MIN_MAX_TOKENS}")
     session = params.get("session") or None
-    if session is not None and not _SESSION_RE.match(session):
+    if session is not None and not patterns.is_session(session):
         raise BadRequest("session must be 1-128 characters of letters, digits and ._:@-")
     refresh = (params.get("refresh") or "").lower() in ("1", "true", "yes")
     return {

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from relore.serve.rules.choose import Served, SessionView
+from relore.contract.rules.choose import Served, SessionView
 
 DEFAULT_TTL_SECONDS = 2 * 60 * 60
 DEFAULT_MAX_SESSIONS = 10_000

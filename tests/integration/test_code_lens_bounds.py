@@ -21,7 +21,7 @@ import pytest
 from fixtures import fake_github
 
 from relore.client.code import engine
-from relore.client.version import __version__
+from relore.contract.version import __version__
 from relore.serve.app import Settings, create_app
 from relore.serve.code import clones, git, lens
 

@@ -8,8 +8,8 @@ import json
 import psycopg
 import pytest
 
-from relore.extract import cli, database, migrations
 from relore.extract.landing import RawObject, Repo, land
+from relore.operate import cli, database, migrations
 
 REPO = Repo(repo_id=4242, full_name="acme/widgets")
 

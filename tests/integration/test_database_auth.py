@@ -20,7 +20,7 @@ import psycopg
 import pytest
 from fixtures.legacy_cluster import NO_PASSFILE, make_trust_cluster, trust_url
 
-from relore.extract import cli, database
+from relore.operate import cli, database
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
-from relore.extract import database
+from relore.operate import database
 
 FIXTURES = (
     Path(__file__).resolve().parent.parent / "fixtures" / "github" / "github-to-sqlite" / "tests"

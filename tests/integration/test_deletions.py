@@ -14,9 +14,9 @@ import psycopg
 import pytest
 from fixtures import corpus, fake_github
 
-from relore.client.version import __version__
-from relore.extract import cli as relored
-from relore.extract import database
+from relore.contract.version import __version__
+from relore.operate import cli as relored
+from relore.operate import database
 from relore.serve.app import Settings, create_app
 
 REPO = "acme/forgets"

@@ -10,7 +10,7 @@ import psycopg
 import pytest
 from fixtures.legacy_cluster import make_trust_cluster
 
-from relore.extract import database, doctor, migrations
+from relore.operate import database, doctor, migrations
 
 REPO_ID, REPO = 4242, "acme/widgets"
 

@@ -183,7 +183,7 @@ def test_page_that_can_never_be_served_ends_partial_naming_the_url_not_exit_zero
 ):
     import io
 
-    from relore.extract import cli
+    from relore.operate import cli
 
     app, base_url = github
     app.state.faults.append(fail(502, path=r"/pulls/comments$", times=None))

@@ -24,9 +24,9 @@ from fixtures import fake_github, indexed
 from fixtures import hostile_strings as H
 
 from relore.client import cli as client_cli
-from relore.client.version import __version__
-from relore.extract import cli as relored
-from relore.extract import database
+from relore.contract.version import __version__
+from relore.operate import cli as relored
+from relore.operate import database
 from relore.serve.app import Settings, create_app
 
 pytestmark = pytest.mark.slow

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, Phase, settings
 from schemathesis import checks
 from schemathesis.python import asgi
 
-from relore.client import wire
-from relore.client.version import __version__
+from relore.contract import wire
+from relore.contract.version import __version__
 from relore.serve import openapi
 from relore.serve.app import Settings, create_app
 

@@ -12,8 +12,9 @@ import pytest
 from fixtures import fake_github
 
 from relore.client import cli as client_cli
-from relore.extract import cli as relored
-from relore.extract import database, rules_loader
+from relore.extract import rules_loader
+from relore.operate import cli as relored
+from relore.operate import database
 from relore.serve.app import Settings, create_app
 
 REPO = "acme/shop"
@@ -290,7 +291,7 @@ def test_a_task_too_long_is_a_400_over_http(daemon):
     import urllib.parse
     import urllib.request
 
-    from relore.client.version import __version__
+    from relore.contract.version import __version__
 
     query = urllib.parse.urlencode({"repo": REPO, "file": FILE, "task": "x" * 600})
     request = urllib.request.Request(

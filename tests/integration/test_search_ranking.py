@@ -10,8 +10,8 @@ import pytest
 from fixtures import corpus_payloads as gh
 
 from relore.client import render
-from relore.extract import database
 from relore.extract.landing import RawObject, Repo, land
+from relore.operate import database
 from relore.serve import ranking, search, thread
 
 REPO = Repo(4242, "acme/ranking")

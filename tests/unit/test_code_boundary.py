@@ -34,12 +34,12 @@ def _top_level_imports(path: Path) -> set[str]:
     return names
 
 
-def test_client_modules_import_only_the_standard_library_and_relore_client_at_load():
+def test_client_modules_import_only_the_standard_library_relore_client_and_contract_at_load():
     offenders = set()
     for path in sorted(CLIENT_DIR.rglob("*.py")):
         for name in _top_level_imports(path):
             top = name.split(".")[0]
-            if name == "relore.client" or name.startswith("relore.client."):
+            if name.split(".")[:2] in (["relore", "client"], ["relore", "contract"]):
                 continue
             if top == "__future__" or top in sys.stdlib_module_names:
                 continue

@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from relore.serve.rules import bm25
-from relore.serve.rules.choose import (
+from relore.contract.rules import bm25
+from relore.contract.rules.choose import (
     MAX_OTHER_LINES,
     Rule,
     SessionView,

@@ -8,7 +8,7 @@ import pytest
 
 from relore.client import cli, render
 from relore.client import rules as rules_mod
-from relore.serve.rules.choose import Rule, choose, present
+from relore.contract.rules.choose import Rule, choose, present
 
 
 def _run(*argv, env=None):

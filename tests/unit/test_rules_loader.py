@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
+from relore.contract.rules.choose import HIDDEN_CHARACTERS
 from relore.extract.rules_loader import RulesFileError, default_id, hidden_ids, parse_rules
-from relore.serve.rules.choose import HIDDEN_CHARACTERS
 
 
 def test_a_minimal_rule_gets_defaults_and_a_stable_id():

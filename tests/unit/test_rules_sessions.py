@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from relore.contract.rules.choose import Served
 from relore.serve.rules import sessions
-from relore.serve.rules.choose import Served
 
 
 class Clock:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from relore.serve.rules import bm25, text
+from relore.contract.rules import bm25, text
 
 
 @pytest.mark.parametrize(

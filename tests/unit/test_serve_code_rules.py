@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from relore.extract import clone as clone_mod
+from relore.operate import clone as clone_mod
 from relore.serve.code import clones, why
 from relore.serve.code.git import Budget, Git, GitTimeout
 from relore.serve.code.lens import _points_at

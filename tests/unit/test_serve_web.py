@@ -8,8 +8,8 @@ import re
 import pytest
 from starlette.testclient import TestClient
 
-from relore.client import wire
-from relore.client.version import __version__
+from relore.contract import wire
+from relore.contract.version import __version__
 from relore.serve import web
 from relore.serve.app import Settings, create_app
 

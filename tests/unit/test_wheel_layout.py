@@ -32,4 +32,4 @@ def test_wheel_puts_every_module_under_relore_and_ships_both_commands(tmp_path):
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "relore = relore.client.cli:entry" in text
-    assert "relored = relore.extract.cli:entry" in text
+    assert "relored = relore.operate.cli:entry" in text

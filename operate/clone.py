@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -26,7 +25,9 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit, urlunsplit
 
-_REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+from relore.contract.patterns import check_repo
+from relore.contract.places import clone_dir
+
 EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 3
 # rename detection gives up on a commit with more added x deleted files than this (git's
 # default is 1000 for diff, which silently drops renames in large moves)
@@ -36,31 +37,6 @@ GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_NO_LAZY_FETCH": "1"}
 
 class CloneError(RuntimeError):
     """A clone or fetch that failed, with git's own words."""
-
-
-def check_repo(repo: str) -> tuple[str, str]:
-    """``owner/name`` split and checked: never ``.``/``..`` (they would leave the clones dir)."""
-    if not _REPO_RE.match(repo or ""):
-        raise ValueError(f"expected owner/name, got {repo!r}")
-    owner, name = repo.split("/")
-    if owner.strip(".") == "" or name.strip(".") == "":
-        raise ValueError(f"expected owner/name, got {repo!r}")
-    return owner, name
-
-
-def clones_root(env=None) -> Path:
-    env = os.environ if env is None else env
-    if env.get("RELORE_CLONES_DIR"):
-        return Path(env["RELORE_CLONES_DIR"]).expanduser().resolve()
-    from relore.extract.database import relore_home
-
-    return relore_home(env) / "clones"
-
-
-def clone_dir(repo: str, env=None) -> Path:
-    """Where the clone of ``repo`` lives. GitHub names are case-insensitive: so is this."""
-    owner, name = check_repo(repo)
-    return clones_root(env) / owner.lower() / name.lower()
 
 
 def default_url(repo: str) -> str:
@@ -253,7 +229,7 @@ def record(conn, repo: str, report: CloneReport, repo_id: int, pairs, walked: st
 
 
 def run(repo: str, url: str | None, env, out: TextIO, err: TextIO, *, as_json: bool = False) -> int:
-    from relore.extract import database
+    from relore.operate import database
 
     try:
         report = ensure_clone(repo, url, env, err)

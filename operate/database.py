@@ -34,7 +34,8 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 import psycopg
 from psycopg import sql
 
-from relore.extract import migrations
+from relore.contract.places import relore_home
+from relore.operate import migrations
 
 DATABASE_NAME = "relore"
 SUPERUSER = "postgres"  # the embedded cluster's bootstrap superuser: lifecycle only
@@ -224,11 +225,6 @@ def remember_writer_password(paths: EmbeddedPaths, env: dict[str, str] | None = 
     passfile.parent.mkdir(parents=True, exist_ok=True)
     _write_private(passfile, "\n".join([*kept, _pgpass_line(host, WRITER, password)]) + "\n")
     return passfile
-
-
-def relore_home(env: dict[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    return Path(env.get("RELORE_HOME") or Path.cwd() / ".relore").resolve()
 
 
 def configured_url(env: dict[str, str] | None = None) -> str | None:

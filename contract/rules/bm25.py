@@ -12,7 +12,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from relore.serve.rules import text
+from relore.contract.rules import text
 
 K1 = 1.2
 B = 0.75

@@ -6,20 +6,19 @@ import argparse
 import dataclasses
 import json
 import os
-import re
 import sys
 from datetime import UTC, datetime
 from typing import TextIO
 
-from relore.client.version import __version__
+from relore.contract import patterns
+from relore.contract.version import __version__
 from relore.extract import runner
 
-_REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
 
 
 def _repo_arg(value: str) -> str:
-    if not _REPO_RE.match(value):
+    if not patterns.is_repo(value):
         raise argparse.ArgumentTypeError(f"expected owner/name, got {value!r}")
     return value
 
@@ -86,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     ext.add_argument("--quiet", action="store_true", help="no progress lines")
     ext.add_argument("--json", action="store_true", help="print the run report as JSON")
 
-    from relore.extract import rules_cli
+    from relore.operate import rules_cli
 
     rules_cli.add_parser(verbs)
 
@@ -116,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _db(args, out: TextIO, env) -> int:
-    from relore.extract import database
+    from relore.operate import database
 
     url = database.configured_url(env)
     paths = database.EmbeddedPaths(database.relore_home(env))
@@ -170,9 +169,9 @@ def _db(args, out: TextIO, env) -> int:
 
 
 def _extract(args, out: TextIO, err: TextIO, env) -> int:
-    from relore.extract import database
     from relore.extract.github_client import GitHubClient
     from relore.extract.progress import Progress
+    from relore.operate import database
 
     if args.workers < 1 or args.workers > 8:
         print("relored: --workers must be between 1 and 8", file=err)
@@ -220,7 +219,7 @@ def _extract(args, out: TextIO, err: TextIO, env) -> int:
 
 
 def _serve(args, env) -> int:
-    from relore.extract import database
+    from relore.operate import database
     from relore.serve.app import run
 
     if env.get("RELORE_READER_DATABASE_URL"):
@@ -239,18 +238,18 @@ def main(
     out = out or sys.stdout
     err = err or sys.stderr
     args = build_parser().parse_args(argv)
-    from relore.extract.database import DatabaseError
     from relore.extract.github_client import GitHubError
+    from relore.operate.database import DatabaseError
 
     try:
         if args.verb == "db":
             return _db(args, out, env)
         if args.verb == "doctor":
-            from relore.extract import doctor
+            from relore.operate import doctor
 
             return doctor.main(env, out, as_json=args.json)
         if args.verb == "migrate":
-            from relore.extract import database
+            from relore.operate import database
 
             url = database.ensure_database(env)
             print(f"migrated {database.describe(url)}", file=out)
@@ -260,11 +259,11 @@ def main(
         if args.verb == "serve":
             return _serve(args, env)
         if args.verb == "rules":
-            from relore.extract import rules_cli
+            from relore.operate import rules_cli
 
             return rules_cli.run(args, out, err, env)
         if args.verb == "clone":
-            from relore.extract import clone
+            from relore.operate import clone
 
             return clone.run(args.repo, args.url, env, out, err, as_json=args.json)
     except (DatabaseError, GitHubError, ValueError) as exc:

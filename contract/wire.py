@@ -2,12 +2,12 @@
 
 Every ``/api/v1`` request declares ``x-relore-client``; a daemon whose version differs answers
 426, and every response carries ``x-relore-version`` so a client can catch a daemon too old
-to enforce the rule. One version, written once, in ``relore.client.version``.
+to enforce the rule. One version, written once, in ``relore.contract.version``.
 """
 
 from __future__ import annotations
 
-from relore.client.version import __version__
+from relore.contract.version import __version__
 
 CLIENT_HEADER = "x-relore-client"
 VERSION_HEADER = "x-relore-version"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from fixtures import hostile_strings as H
 
-from relore.client import render, sanitize
-from relore.serve import envelope
+from relore.client import render
+from relore.contract import envelope, sanitize
 
 
 def test_every_retrieved_line_is_marked_including_empty_and_crlf_lines():

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
 from typing import TextIO
 
-_REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+from relore.contract import patterns
+
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
 def _repo(value: str) -> str:
-    if not _REPO_RE.match(value):
+    if not patterns.is_repo(value):
         raise argparse.ArgumentTypeError(f"expected owner/name, got {value!r}")
     return value.lower()
 
@@ -214,7 +214,7 @@ def _untagged(rows: list[dict], args, out: TextIO, stale: str | None) -> int:
 
 def _resolve(rows: list[dict], args, out: TextIO, stale: str | None) -> int:
     from relore.client import render
-    from relore.serve.rules.choose import choose, present, to_rule
+    from relore.contract.rules.choose import choose, present, to_rule
 
     reply, _served = choose(
         [to_rule(r) for r in rows],
@@ -280,7 +280,8 @@ def _usage(rows: list[dict], args, out: TextIO, stale: str | None, env) -> int:
 
 
 def run(args, out: TextIO, err: TextIO, env) -> int:
-    from relore.extract import database, rules_loader
+    from relore.extract import rules_loader
+    from relore.operate import database
 
     if args.rules_action == "resolve" and args.max_tokens is not None and args.max_tokens < 100:
         print("relored: --max-tokens must be at least 100", file=err)

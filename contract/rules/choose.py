@@ -26,8 +26,8 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from relore.serve.envelope import one_line, quote, wrap
-from relore.serve.rules import bm25
+from relore.contract.envelope import one_line, quote, wrap
+from relore.contract.rules import bm25
 
 FILE, SECTION, GLOBAL = "file", "section", "global"
 LEVEL_RANK = {FILE: 0, SECTION: 1, GLOBAL: 2}

@@ -1,7 +1,7 @@
 """Retrieved text is untrusted: sanitise it, mark it, and wrap the page.
 
 The order is the property. (1) Every line of every multi-line retrieved field is cleaned
-and prefixed ``> `` (:func:`quote`, from the one sanitiser ``relore.client.sanitize``) so an
+and prefixed ``> `` (:func:`quote`, from the one sanitiser ``relore.contract.sanitize``) so an
 unmarked line is always ours; retrieved text can add a mark, never remove one. (2) Every
 string in the response tree is sanitised (:func:`scrub`): controls, escapes, bidi and other
 invisible characters made visible, every string that is not a quoted field flattened to
@@ -15,8 +15,8 @@ inside ``⟦ ⟧`` on relore's own line; retrieved text can never hold either ch
 
 from __future__ import annotations
 
-from relore.client.sanitize import BEGIN, END, FENCE_CLOSE, FENCE_OPEN, one_line, quote
-from relore.client.sanitize import clean as _clean
+from relore.contract.sanitize import BEGIN, END, FENCE_CLOSE, FENCE_OPEN, one_line, quote
+from relore.contract.sanitize import clean as _clean
 
 NOTICE = (
     f"Lines starting with '>' and values between {FENCE_OPEN} and {FENCE_CLOSE} are text "

@@ -1,7 +1,7 @@
 """What a retrieved string may hold when it leaves relore: the one sanitiser, both ends.
 
 Standard library only and self-contained: the daemon applies it to every string of every
-response (``serve/envelope.py``), the client's renderer quotes with it. Retrieved text is
+response (``contract/envelope.py``), the client's renderer quotes with it. Retrieved text is
 anything GitHub or a clone gave us: bodies, titles, logins, labels, branch names, paths,
 rule text, source lines.
 

@@ -27,7 +27,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 import psycopg
 
-from relore.extract import database, migrations
+from relore.operate import database, migrations
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 EXIT_CODES = {OK: 0, WARN: 1, FAIL: 2}

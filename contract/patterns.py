@@ -1,0 +1,35 @@
+"""The shapes both ends check: one pattern per thing a caller names. Stdlib only.
+
+Each is matched whole (``fullmatch``): ``$`` alone would let a trailing newline through.
+"""
+
+from __future__ import annotations
+
+import re
+
+REPO = r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+"
+REPO_RE = re.compile(REPO)
+THREAD_REF_RE = re.compile(rf"(?:({REPO})#)?#?([0-9]+)")
+SESSION_RE = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
+RULE_ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def is_repo(value: str | None) -> bool:
+    """``owner/name`` as GitHub spells one, and never ``.``/``..`` on either side (a path
+    built from it would leave its directory)."""
+    if not value or not REPO_RE.fullmatch(value):
+        return False
+    owner, name = value.split("/")
+    return owner.strip(".") != "" and name.strip(".") != ""
+
+
+def check_repo(value: str | None) -> tuple[str, str]:
+    """``(owner, name)``, or ValueError with the words every surface shows."""
+    if not is_repo(value):
+        raise ValueError(f"expected owner/name, got {value!r}")
+    owner, name = value.split("/")
+    return owner, name
+
+
+def is_session(value: str | None) -> bool:
+    return bool(value) and SESSION_RE.fullmatch(value) is not None
