@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 
 import psycopg
@@ -61,6 +63,40 @@ def finish_run(
             where repo_id = %s and run_id = %s
             """,
             (status, requests, rows_seen, rows_written, error, repo_id, run_id),
+        )
+
+
+@contextmanager
+def recorded_run(
+    conn: psycopg.Connection,
+    repo_id: int,
+    pass_name: str,
+    stats,
+    counts: Callable[[], tuple[int, int]],
+) -> Iterator[None]:
+    """A pass's run in ``ops.pass_runs``: started on entry, finished however the block ends
+    (``ok``, or ``failed`` with the error), with the requests it made and the rows
+    ``counts()`` says it saw and wrote by then."""
+    run_id = start_run(conn, repo_id, pass_name)
+    requests_before = stats.requests
+    status, error = "failed", None
+    try:
+        yield
+        status = "ok"
+    except Exception as exc:
+        error = str(exc)[:2000]
+        raise
+    finally:
+        seen, written = counts()
+        finish_run(
+            conn,
+            repo_id,
+            run_id,
+            status=status,
+            requests=stats.requests - requests_before,
+            rows_seen=seen,
+            rows_written=written,
+            error=error,
         )
 
 

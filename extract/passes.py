@@ -117,10 +117,9 @@ def run_listing(
     """
     result = PassResult(listing.pass_name)
     result.high_water = checkpoints.high_water(conn, repo.repo_id, listing.pass_name)
-    run_id = checkpoints.start_run(conn, repo.repo_id, listing.pass_name)
-    requests_before = client.stats.requests
-    status, error = "failed", None
-    try:
+    with checkpoints.recorded_run(
+        conn, repo.repo_id, listing.pass_name, client.stats, lambda: (result.seen, result.written)
+    ):
         while True:
             start_mark = result.high_water
             params = {
@@ -156,21 +155,6 @@ def run_listing(
                 )
             if result.high_water is None or result.high_water == start_mark:
                 break
-        status = "ok"
-    except Exception as exc:
-        error = str(exc)[:2000]
-        raise
-    finally:
-        checkpoints.finish_run(
-            conn,
-            repo.repo_id,
-            run_id,
-            status=status,
-            requests=client.stats.requests - requests_before,
-            rows_seen=result.seen,
-            rows_written=result.written,
-            error=error,
-        )
     return result
 
 

@@ -269,27 +269,14 @@ def _recorded_step(step: str, conn, client, repo: Repo, options: Options, progre
     if step in LISTING_STEPS:
         return _run_step(step, conn, client, repo, options, progress)
     name = f"sample:{options.kind}" if step == "sample" else step
-    run_id = checkpoints.start_run(conn, repo.repo_id, name)
-    requests_before = client.stats.requests
-    report, status, error = None, "failed", None
-    try:
+    report: StepReport | None = None
+
+    def counts() -> tuple[int, int]:
+        return (report.seen, report.written) if report else (0, 0)
+
+    with checkpoints.recorded_run(conn, repo.repo_id, name, client.stats, counts):
         report = _run_step(step, conn, client, repo, options, progress)
-        status = "ok"
-        return report
-    except Exception as exc:
-        error = str(exc)[:2000]
-        raise
-    finally:
-        checkpoints.finish_run(
-            conn,
-            repo.repo_id,
-            run_id,
-            status=status,
-            requests=client.stats.requests - requests_before,
-            rows_seen=report.seen if report else 0,
-            rows_written=report.written if report else 0,
-            error=error,
-        )
+    return report
 
 
 def _run_step(step: str, conn, client, repo: Repo, options: Options, progress) -> StepReport:
