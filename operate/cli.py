@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -237,7 +238,11 @@ def main(
     env = os.environ if env is None else env
     out = out or sys.stdout
     err = err or sys.stderr
-    args = build_parser().parse_args(argv)
+    try:  # argparse prints usage and exits: keep both on the caller's streams
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            args = build_parser().parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     from relore.extract.github_client import GitHubError
     from relore.operate.database import DatabaseError
 

@@ -25,7 +25,7 @@ from starlette.routing import Route
 from relore.contract import envelope
 from relore.serve import responses
 from relore.serve.code import clones, lens
-from relore.serve.code import why as why_mod
+from relore.serve.code.why import answer as why_mod
 from relore.serve.code.git import GitFailed, GitTimeout
 
 log = logging.getLogger("relore.serve.code")

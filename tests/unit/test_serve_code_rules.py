@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from relore.contract import places
 from relore.operate import clone as clone_mod
-from relore.serve.code import clones, why
+from relore.serve.code import clones
 from relore.serve.code.git import Budget, Git, GitTimeout
 from relore.serve.code.lens import _points_at
+from relore.serve.code.why import history
+from relore.serve.code.why import lines as why_lines
 
 PY = [
     "# Copyright 2024 The Acme Team. All rights reserved.",
@@ -55,7 +58,7 @@ C = [
 )
 def test_a_line_with_no_code_is_told_apart_from_a_line_of_code(lines, line, reason):
     path = "src/module.py" if lines is PY else "src/main.c"
-    assert why.decline_reason(lines, line, path) == reason
+    assert why_lines.decline_reason(lines, line, path) == reason
 
 
 @pytest.mark.parametrize(
@@ -71,18 +74,18 @@ def test_a_line_with_no_code_is_told_apart_from_a_line_of_code(lines, line, reas
     ],
 )
 def test_comment_syntax_follows_the_files_language(path, text, reason):
-    assert why.decline_reason(["x = 1", text], 2, path) == reason
+    assert why_lines.decline_reason(["x = 1", text], 2, path) == reason
 
 
 def test_a_comment_after_the_code_starts_is_a_comment_not_a_licence():
     lines = ["import os", "# Copyright notice moved here by mistake", "x = 1"]
-    assert why.decline_reason(lines, 2, "x.py") == "comment"
+    assert why_lines.decline_reason(lines, 2, "x.py") == "comment"
 
 
 def test_the_rarest_word_in_the_file_is_walked_first_and_keywords_never():
     text = "\n".join(PY)
-    assert why.candidates("    return scale_widget(args) * 2", text) == [("scale_widget", 1)]
-    ranked = why.candidates("value = lookup(value, scale_widget)", text + "\nlookup lookup")
+    assert why_lines.candidates("    return scale_widget(args) * 2", text) == [("scale_widget", 1)]
+    ranked = why_lines.candidates("value = lookup(value, scale_widget)", text + "\nlookup lookup")
     assert [w for w, _ in ranked] == ["value", "scale_widget", "lookup"]
 
 
@@ -97,7 +100,7 @@ def test_the_rarest_word_in_the_file_is_walked_first_and_keywords_never():
     ],
 )
 def test_a_commit_subject_names_the_pull_request_squash_or_merge(subject, number):
-    assert why.subject_number(subject) == number
+    assert history.subject_number(subject) == number
 
 
 @pytest.mark.parametrize(
@@ -126,19 +129,19 @@ def test_a_line_that_is_not_a_positive_whole_number_is_refused(value):
         clones.line(value)
 
 
-@pytest.mark.parametrize("repo", ["../..", "acme/..", "../x", "a/.", "nope", "a/b/c"])
+@pytest.mark.parametrize("repo", ["../..", "acme/..", "../x", "a/.", "nope", "a/b/c", "a/b\n"])
 def test_a_repo_that_would_leave_the_clones_dir_is_refused(repo):
     with pytest.raises(ValueError):
-        clone_mod.clone_dir(repo, {"RELORE_CLONES_DIR": "/tmp/clones"})
+        places.clone_dir(repo, {"RELORE_CLONES_DIR": "/tmp/clones"})
 
 
 def test_clone_dir_is_lower_case_under_relore_clones_dir():
-    where = clone_mod.clone_dir("Acme/Widgets", {"RELORE_CLONES_DIR": "/srv/clones"})
+    where = places.clone_dir("Acme/Widgets", {"RELORE_CLONES_DIR": "/srv/clones"})
     assert where == Path("/srv/clones/acme/widgets")
 
 
 def test_clone_dir_defaults_under_relore_home(tmp_path):
-    where = clone_mod.clone_dir("acme/widgets", {"RELORE_HOME": str(tmp_path)})
+    where = places.clone_dir("acme/widgets", {"RELORE_HOME": str(tmp_path)})
     assert where == tmp_path.resolve() / "clones" / "acme" / "widgets"
 
 
