@@ -25,8 +25,8 @@ from starlette.routing import Route
 from relore.contract import envelope
 from relore.serve import responses
 from relore.serve.code import clones, lens
-from relore.serve.code.why import answer as why_mod
 from relore.serve.code.git import GitFailed, GitTimeout
+from relore.serve.code.why import answer as why_mod
 
 log = logging.getLogger("relore.serve.code")
 
