@@ -13,7 +13,7 @@ from typing import TextIO
 from relore.client import render, transport
 from relore.client import rules as rules_mod
 from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP
-from relore.contract import patterns, wire
+from relore.contract import limits, patterns, wire
 from relore.contract.version import __version__
 
 
@@ -53,18 +53,26 @@ def _repo(value: str) -> str:
     return value
 
 
-MAX_QUERY_CHARS = 2000  # the daemon's own limit; refused here before a request is made
+def _text(what: str, most: int, hint: str = ""):
+    """An argparse type: text of at most ``most`` characters without NUL (the daemon's own
+    limit, from ``relore.contract.limits``: refused here before a request is made)."""
+
+    def parse(value: str) -> str:
+        if len(value) > most:
+            raise argparse.ArgumentTypeError(
+                f"the {what} is {len(value)} characters; at most {most}{hint}"
+            )
+        if "\x00" in value:
+            raise argparse.ArgumentTypeError(f"the {what} contains a NUL character")
+        return value
+
+    return parse
 
 
-def _query(value: str) -> str:
-    if len(value) > MAX_QUERY_CHARS:
-        raise argparse.ArgumentTypeError(
-            f"the query is {len(value)} characters; at most {MAX_QUERY_CHARS}: "
-            "paste the error line, not the whole log"
-        )
-    if "\x00" in value:
-        raise argparse.ArgumentTypeError("the query contains a NUL character")
-    return value
+_query = _text("query", limits.MAX_QUERY_CHARS, ": paste the error line, not the whole log")
+_pattern = _text("pattern", limits.MAX_PATTERN_CHARS)
+_focus = _text("focus", limits.MAX_FOCUS_CHARS)
+_task = _text("task", limits.MAX_TASK_CHARS, ": one sentence about the change")
 
 
 def _thread_ref(value: str) -> tuple[str | None, int]:
@@ -106,7 +114,10 @@ def _whole(low: int, high: int | None, what: str):
     return parse
 
 
-_limit = _whole(1, 10, "at most 10 hits per page, at least 1")
+_limit = _whole(1, limits.MAX_HITS, f"at most {limits.MAX_HITS} hits per page, at least 1")
+_comments = _whole(
+    1, limits.THREAD_PAGE, f"at most {limits.THREAD_PAGE} comments per page, at least 1"
+)
 _offset = _whole(0, None, "expected 0 or more")
 
 
@@ -114,18 +125,7 @@ def _rows(cap: int):
     return _whole(1, cap, f"at most {cap} rows per page, at least 1")
 
 
-def _task(value: str) -> str:
-    if len(value) > rules_mod.MAX_TASK_CHARS:
-        raise argparse.ArgumentTypeError(
-            f"the task is {len(value)} characters; at most {rules_mod.MAX_TASK_CHARS}: "
-            "one sentence about the change"
-        )
-    if "\x00" in value:
-        raise argparse.ArgumentTypeError("the task contains a NUL character")
-    return value
-
-
-_max_tokens = _whole(rules_mod.MIN_MAX_TOKENS, None, f"at least {rules_mod.MIN_MAX_TOKENS}")
+_max_tokens = _whole(limits.MIN_MAX_TOKENS, None, f"at least {limits.MIN_MAX_TOKENS}")
 
 
 def _session(value: str) -> str:
@@ -155,7 +155,7 @@ def _identifier(value: str) -> str:
     return value
 
 
-_clone_rows = _whole(1, 50, "at most 50 rows per page, at least 1")
+_clone_rows = _whole(1, limits.CLONE_ROWS, f"at most {limits.CLONE_ROWS} rows per page, at least 1")
 
 
 def _page_flags(parser: argparse.ArgumentParser) -> None:
@@ -182,9 +182,14 @@ def build_parser() -> argparse.ArgumentParser:
         "text", type=_query, nargs="?", default="", help="words, an error line, a pasted traceback"
     )
     s.add_argument("--repo", type=_repo, help="owner/name")
-    s.add_argument("--limit", type=_limit, default=10, help="hits, 1-10 (default 10)")
-    s.add_argument("--trust", choices=["authoritative", "reported", "machine"])
-    s.add_argument("--state", choices=["open", "closed", "merged"])
+    s.add_argument(
+        "--limit",
+        type=_limit,
+        default=limits.MAX_HITS,
+        help=f"hits, 1-{limits.MAX_HITS} (default {limits.MAX_HITS})",
+    )
+    s.add_argument("--trust", choices=limits.TRUST_TIERS)
+    s.add_argument("--state", choices=limits.STATES)
     s.add_argument("--author", help="GitHub login")
     s.add_argument("--file", action="append", default=[], help="threads that touched this path")
     s.add_argument("--error", action="append", default=[], help="threads carrying this error")
@@ -192,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--symbol", action="append", default=[], help="threads naming this symbol")
     s.add_argument(
         "--kind",
-        choices=["failure", "rationale", "precedent"],
+        choices=limits.QUESTION_KINDS,
         help="the question's kind: sets the trust floor (rationale: authoritative only) and "
         "caps precedent at 5",
     )
@@ -212,11 +217,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ru.add_argument("files", nargs="+", metavar="FILE", help="paths relative to the repo root")
     ru.add_argument("--repo", type=_repo, required=True, help="owner/name")
-    ru.add_argument("--task", type=_task, help="your change, in one sentence (<= 500 chars)")
+    ru.add_argument(
+        "--task",
+        type=_task,
+        help=f"your change, in one sentence (<= {limits.MAX_TASK_CHARS} chars)",
+    )
     ru.add_argument(
         "--include", action="append", default=[], metavar="ID", help="also send this rule"
     )
-    ru.add_argument("--max-tokens", type=_max_tokens, help="stop at this many tokens (>= 100)")
+    ru.add_argument(
+        "--max-tokens",
+        type=_max_tokens,
+        help=f"stop at this many tokens (>= {limits.MIN_MAX_TOKENS})",
+    )
     ru.add_argument("--refresh", action="store_true", help="send again what this session was sent")
     ru.add_argument("--session", type=_session, help="session id (default: see above)")
     _page_flags(ru)
@@ -236,8 +249,13 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--files", action="store_true", help="the changed paths")
     view.add_argument("--comment", metavar="ID", help="one comment whole")
     th.add_argument("--after", metavar="ID", help="the comments after this one, in order")
-    th.add_argument("--focus", metavar="TEXT", help="order the page by these words")
-    th.add_argument("--limit", type=_limit, default=10, help="comments per page, 1-10")
+    th.add_argument("--focus", type=_focus, metavar="TEXT", help="order the page by these words")
+    th.add_argument(
+        "--limit",
+        type=_comments,
+        default=limits.THREAD_PAGE,
+        help=f"comments per page, 1-{limits.THREAD_PAGE}",
+    )
     _page_flags(th)
 
     inf = verbs.add_parser(
@@ -268,12 +286,12 @@ def build_parser() -> argparse.ArgumentParser:
     _page_flags(sy)
 
     g = verbs.add_parser("grep", help="git grep over the daemon's clone at HEAD, capped")
-    g.add_argument("pattern", type=_query, help="an extended regular expression")
+    g.add_argument("pattern", type=_pattern, help="an extended regular expression")
     g.add_argument("--repo", type=_repo, required=True, help="owner/name")
     g.add_argument("--fixed", action="store_true", help="PATTERN is a fixed string")
     g.add_argument("-i", "--ignore-case", action="store_true", help="ignore case")
     g.add_argument("--path", help="only under this path")
-    g.add_argument("--limit", type=_clone_rows, help="lines, 1-50")
+    g.add_argument("--limit", type=_clone_rows, help=f"lines, 1-{limits.CLONE_ROWS}")
     _page_flags(g)
 
     cp = verbs.add_parser(
@@ -281,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cp.add_argument("name", type=_identifier, help="e.g. LlamaRMSNorm or modeling_llama.LlamaMLP")
     cp.add_argument("--repo", type=_repo, required=True, help="owner/name")
-    cp.add_argument("--limit", type=_clone_rows, help="rows, 1-50")
+    cp.add_argument("--limit", type=_clone_rows, help=f"rows, 1-{limits.CLONE_ROWS}")
     _page_flags(cp)
 
     m = verbs.add_parser("map", help="the tree's defined names, ranked (offline, tree-sitter)")
