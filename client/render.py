@@ -3,8 +3,10 @@
 Retrieved prose is somebody else's words: every line of it is prefixed with ``>`` so an
 unmarked line is always ours (counts, trust tiers, dates, URLs). A single-line retrieved
 value on one of our lines (a title, a login, a path) sits inside ``⟦ ⟧``. The daemon has
-sanitised every string already (``relore.contract.sanitize``); the local code lens quotes
-with the same function.
+sanitised every string already (``relore.contract.sanitize``); this module never splits,
+cleans or flattens text by a rule of its own: a quoted field is read back with
+``sanitize.quoted_lines``, the local code lens quotes with ``sanitize.quote`` and flattens
+with ``sanitize.flat`` — so a page prints the same whether or not it passed the scrub.
 """
 
 from __future__ import annotations
@@ -13,7 +15,18 @@ from relore.contract import sanitize
 
 
 def quote(text: str | None) -> list[str]:
-    return sanitize.quote(text).split("\n") if text else []
+    """Text the local code lens read (a source line): quoted as the daemon quotes."""
+    return sanitize.quoted_lines(sanitize.quote(text)) if text else []
+
+
+def _marked(text: str | None, indent: str = "    ") -> list[str]:
+    """A field the daemon quoted (every line already marked ``>``), indented."""
+    return [indent + q for q in sanitize.quoted_lines(text)]
+
+
+def _plain(value) -> str:
+    """A value of the caller's own tree (a path, a name) on one line, unfenced."""
+    return sanitize.flat(str(value))
 
 
 def _f(value) -> str:
@@ -39,7 +52,7 @@ def _state(hit: dict) -> str:
 def search_page(page: dict) -> str:
     lines: list[str] = []
     filters = ", ".join(f"{k}={v}" for k, v in page.get("filters", {}).items())
-    shown = " ".join(page["query"].split())
+    shown = " ".join(sanitize.flat(page["query"]).split())
     head = f"search {shown[:80] + '…' if len(shown) > 80 else shown!r}"
     if filters:
         head += f" [{filters}]"
@@ -81,7 +94,7 @@ def search_page(page: dict) -> str:
             f"{hit['age']} ({hit['date']})  {hit['url']}"
         )
         # the daemon already marked every retrieved line with '>'
-        lines.extend("   " + q for q in (hit.get("snippet") or "").split("\n") if q)
+        lines.extend(_marked(hit.get("snippet"), "   "))
     return "\n".join(lines)
 
 
@@ -150,7 +163,7 @@ def rules_page(page: dict) -> str:
         pin = " (always)" if rule["always"] else ""
         lines.append(f"- [{rule['level']}] {rule['id']} {_f(rule['title'])}{pin}")
         # the daemon already marked every line of the rule's text with '>'
-        lines.extend("  " + q for q in (rule.get("text") or "").split("\n") if q)
+        lines.extend(_marked(rule.get("text"), "  "))
     others = page["others"]
     if others:
         lines.append(
@@ -230,7 +243,7 @@ def _counts(counts: dict) -> str:
 
 
 def defs_page(page: dict) -> str:
-    head = f"defs {page['name']!r} in {page['path']}: {page['returned']} of {page['total']}"
+    head = f"defs {page['name']!r} in {_plain(page['path'])}: {page['returned']} of {page['total']}"
     if page["kinds"]:
         head += f" ({_counts(page['kinds'])})"
     lines = [head]
@@ -240,7 +253,9 @@ def defs_page(page: dict) -> str:
         lines.append(f"no definition named {page['name']!r} (try `relore refs {page['name']}`)")
     for row in page["definitions"]:
         mark = "  [file has syntax errors]" if row["syntax_errors_in_file"] else ""
-        lines.append(f"{row['path']}:{row['line']}  {row['kind']}  {row['qualified']}{mark}")
+        lines.append(
+            f"{_plain(row['path'])}:{row['line']}  {row['kind']}  {_plain(row['qualified'])}{mark}"
+        )
         lines.extend("    " + q for q in quote(row["text"]))
     more = _left_out(page, ", or narrow the path")
     if more:
@@ -250,7 +265,7 @@ def defs_page(page: dict) -> str:
 
 
 def refs_page(page: dict) -> str:
-    head = f"refs {page['name']!r} in {page['path']}"
+    head = f"refs {page['name']!r} in {_plain(page['path'])}"
     if page["kind"]:
         head += f" [kind={page['kind']}]"
     head += f": {page['returned']} of {page['total']}"
@@ -260,9 +275,11 @@ def refs_page(page: dict) -> str:
     if not page["total"]:
         lines.append(f"no occurrence of {page['name']!r} as an identifier")
     for row in page["references"]:
-        scope = f"  in {row['scope']}" if row["scope"] else ""
+        scope = f"  in {_plain(row['scope'])}" if row["scope"] else ""
         mark = "  [file has syntax errors]" if row["syntax_errors_in_file"] else ""
-        lines.append(f"{row['path']}:{row['line']}:{row['column']}  {row['kind']}{scope}{mark}")
+        lines.append(
+            f"{_plain(row['path'])}:{row['line']}:{row['column']}  {row['kind']}{scope}{mark}"
+        )
         lines.extend("    " + q for q in quote(row["text"]))
     more = _left_out(page, ", or narrow with --kind / a path")
     if more:
@@ -274,7 +291,7 @@ def refs_page(page: dict) -> str:
 def map_page(page: dict) -> str:
     dunders = page["dunders_excluded"]
     lines = [
-        f"map {page['path']}: {page['returned']} of {page['total']} defined names, "
+        f"map {_plain(page['path'])}: {page['returned']} of {page['total']} defined names, "
         f"ranked by {page['score']}; dunders excluded: "
         f"{_plural(dunders['definitions'], 'definition')} of {_plural(dunders['names'], 'name')}"
     ]
@@ -286,13 +303,14 @@ def map_page(page: dict) -> str:
     for i, entry in enumerate(page["entries"], page["offset"] + 1):
         shares = _plural(entry["definitions"], "definition")
         where = ", ".join(
-            f"{loc['qualified']} {loc['path']}:{loc['line']}" for loc in entry["locations"]
+            f"{_plain(loc['qualified'])} {_plain(loc['path'])}:{loc['line']}"
+            for loc in entry["locations"]
         )
         rest = entry["definitions"] - len(entry["locations"])
         if rest:
             where += f", +{rest} more"
         lines.append(
-            f"{i:>{width}}. {entry['score']:>8g}  {entry['name']}  "
+            f"{i:>{width}}. {entry['score']:>8g}  {_plain(entry['name'])}  "
             f"({entry['occurrences']} / {shares}; {_counts(entry['kinds'])})  {where}"
         )
     more = _left_out(page, ", or map a narrower path")
@@ -316,7 +334,7 @@ def _comment_lines(comment: dict) -> list[str]:
         f"[{comment['id']}] {comment['kind']}{where} by {_f(comment['author'])} "
         f"[{comment['trust']}] {comment['age']} ({comment['date']})"
     ]
-    lines.extend("  " + q for q in (comment.get("text") or "").split("\n") if q)
+    lines.extend(_marked(comment.get("text"), "  "))
     if comment.get("body_chars"):
         lines.append(
             f"  (cut: {comment['body_chars']} chars; whole with --comment {comment['id']})"
@@ -329,7 +347,7 @@ def thread_page(page: dict) -> str:
     mode = page["mode"]
     if mode == "full":
         lines.append(f"opening post, {page['body_chars']} chars:")
-        lines.extend((page.get("opening_post") or ">").split("\n"))
+        lines.extend(sanitize.quoted_lines(page.get("opening_post") or ">"))
         return "\n".join(lines)
     if mode == "files":
         lines.append(f"changed files: {page['returned']} of {page['total']} listed")
@@ -383,10 +401,6 @@ def inflight_page(page: dict) -> str:
 
 # --- answers from the daemon's working clone: why / symbol / grep / copies -----------------
 # The daemon has already marked every line of source or comment text with '>'.
-
-
-def _marked(text: str | None, indent: str = "    ") -> list[str]:
-    return [indent + q for q in (text or "").split("\n") if q]
 
 
 def _budget_line(budget: dict | None) -> str | None:
