@@ -49,43 +49,26 @@ def _state(hit: dict) -> str:
     return f"{hit['kind']} {hit['state']}"
 
 
+def _notices(page: dict, place: str) -> list[str]:
+    """The sentences the daemon put on the page for ``place`` (``serve/notices.py`` words
+    them; this renderer and the page at ``/`` print them verbatim, never a wording of
+    their own)."""
+    return [n["text"] for n in page.get("notices") or () if n.get("place") == place]
+
+
+def _qualified(line: str, page: dict, place: str) -> str:
+    """A line of ours with the notices that qualify it, each in parentheses."""
+    return "".join([line, *(f" ({text})" for text in _notices(page, place))])
+
+
 def search_page(page: dict) -> str:
-    lines: list[str] = []
     filters = ", ".join(f"{k}={v}" for k, v in page.get("filters", {}).items())
     shown = " ".join(sanitize.flat(page["query"]).split())
     head = f"search {shown[:80] + '…' if len(shown) > 80 else shown!r}"
     if filters:
         head += f" [{filters}]"
-    head += f": {page['returned']} of {page['total']}"
-    if page.get("matches", 0) > page["total"]:
-        head += (
-            f" ({page['matches']} matching documents, at most {page['per_thread_cap']} per thread)"
-        )
-    lines.append(head)
-    if page.get("expanded"):
-        legs = ", ".join(f"{leg['leg']} ({leg['returned']})" for leg in page.get("legs", []))
-        lines.append(f"expanded a traceback into legs, merged: {legs}")
-    if page.get("normalized_filters"):
-        shown = "; ".join(f"{k}: {', '.join(v)}" for k, v in page["normalized_filters"].items())
-        lines.append(f"filters as the index holds them: {shown}")
-    if page.get("widened"):
-        lines.append(
-            "widened: no document carries every term; showing documents ranked by how many "
-            "of the terms they carry"
-        )
-    if page.get("trust_lowered"):
-        lowered = page["trust_lowered"]
-        lines.append(
-            f"trust floor lowered: nothing {'/'.join(lowered['from'])} answered; showing "
-            f"{'/'.join(lowered['to'])} (each hit names its tier)"
-        )
-    if page.get("candidate_cap"):
-        lines.append(
-            f"ranked the first {page['candidate_cap']} matching documents found, not every "
-            "match: add a term or a filter to narrow"
-        )
-    if not page["hits"]:
-        lines.append("no matches" + (f" with filters {filters}" if filters else ""))
+    lines = [_qualified(f"{head}: {page['returned']} of {page['total']}", page, "count")]
+    lines.extend(_notices(page, "before"))
     for i, hit in enumerate(page["hits"], 1):
         lines.append("")
         lines.append(f"{i}. {hit['repo']}#{hit['number']} {_state(hit)} — {_f(hit['title'])}")
@@ -95,6 +78,7 @@ def search_page(page: dict) -> str:
         )
         # the daemon already marked every retrieved line with '>'
         lines.extend(_marked(hit.get("snippet"), "   "))
+    lines.extend(_notices(page, "after"))
     return "\n".join(lines)
 
 
@@ -342,60 +326,59 @@ def _comment_lines(comment: dict) -> list[str]:
     return lines
 
 
+def _titled(head: str, page: dict) -> str:
+    """The thread's own lines, the first qualified by the page's ``title`` notices."""
+    first, *rest = head.split("\n")
+    return "\n".join([_qualified(first, page, "title"), *rest])
+
+
 def thread_page(page: dict) -> str:
-    lines = [_thread_head(page["thread"])]
+    lines = [_titled(_thread_head(page["thread"]), page)]
     mode = page["mode"]
     if mode == "full":
-        lines.append(f"opening post, {page['body_chars']} chars:")
+        lines.append(_qualified(f"opening post, {page['body_chars']} chars:", page, "count"))
+        lines.extend(_notices(page, "before"))
         lines.extend(sanitize.quoted_lines(page.get("opening_post") or ">"))
-        return "\n".join(lines)
-    if mode == "files":
-        lines.append(f"changed files: {page['returned']} of {page['total']} listed")
+    elif mode == "files":
+        count = f"changed files: {page['returned']} of {page['total']} listed"
+        lines.append(_qualified(count, page, "count"))
+        lines.extend(_notices(page, "before"))
         lines.extend(f"  {f['change'] or '?'} {_f(f['path'])}" for f in page["files"])
-        if page.get("missing"):
-            lines.append(page["missing"])
-        return "\n".join(lines)
-    if mode == "outline":
-        head = f"outline: {page['returned']} of {page['total']} comments"
-        if page.get("focus_matched") is not None:
-            head += f" ({page['focus_matched']} match the focus"
-            head += ", none did: showing all)" if page.get("focus_widened") else ")"
-        lines.append(head)
+    elif mode == "outline":
+        count = f"outline: {page['returned']} of {page['total']} comments"
+        lines.append(_qualified(count, page, "count"))
+        lines.extend(_notices(page, "before"))
         for row in page["outline"]:
             lines.append(
                 f"[{row['id']}] {_f(row['author'])} [{row['trust']}] {row['date']} {_f(row['line'])}"
             )
-        if page.get("capped"):
-            lines.append(f"CAPPED: {page['capped']}; read on with --after, or narrow with --focus")
-        return "\n".join(lines)
-    selection = page.get("selection", "")
-    lines.append(f"comments: {page['returned']} of {page['total']} ({selection})")
-    if page.get("focus_matched") is not None and mode == "page":
-        lines.append(f"{page['focus_matched']} of {page['total']} carry a focus word")
-    for comment in page.get("comments", []):
-        lines.append("")
-        lines.extend(_comment_lines(comment))
-    if page.get("missing"):
-        lines.append(page["missing"])
-    if page.get("next_after"):
-        lines.append(f"more: --after {page['next_after']}, or --outline for every comment")
+    else:
+        count = f"comments: {page['returned']} of {page['total']} ({page.get('selection', '')})"
+        lines.append(_qualified(count, page, "count"))
+        lines.extend(_notices(page, "before"))
+        for comment in page.get("comments", []):
+            lines.append("")
+            lines.extend(_comment_lines(comment))
+    lines.extend(_notices(page, "after"))
     return "\n".join(lines)
 
 
 def inflight_page(page: dict) -> str:
     head = page["thread"]
     if head.get("indexed") is False:
-        lines = [f"{head['repo']}#{head['number']} (not indexed; claims to close it are)"]
+        lines = [_qualified(f"{head['repo']}#{head['number']}", page, "title")]
     else:
-        lines = [_thread_head(head)]
-    lines.append(f"pull requests claiming to close it: {page['returned']}")
+        lines = [_titled(_thread_head(head), page)]
+    count = f"pull requests claiming to close it: {page['returned']}"
+    lines.append(_qualified(count, page, "count"))
+    # the page's list is indented under its count line: so are the notices about it
+    lines.extend("  " + text for text in _notices(page, "before"))
     for pr in page["pulls"]:
         lines.append(
             f"  {pr['repo']}#{pr['number']} {pr['state']} by {_f(pr['author'])} "
             f"[{pr['trust'] or '?'}] {pr['age']} ({pr['date']}) — {_f(pr['title'])}  {pr['url']}"
         )
-    if not page["pulls"]:
-        lines.append("  none open or merged")
+    lines.extend("  " + text for text in _notices(page, "after"))
     return "\n".join(lines)
 
 

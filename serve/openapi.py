@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from relore.contract import limits, patterns
 from relore.contract.version import __version__
+from relore.serve import notices
 
 _REPO = {
     "name": "repo",
@@ -45,6 +46,39 @@ _FORMAT = _q("format", {"enum": ["json", "text"]}, "text: the text `relore` prin
 _PAGE_OR_TEXT = {
     **_PAGE,
     "content": {**_OBJECT, "text/plain": {"schema": {"type": "string"}}},
+}
+# what a search, thread or inflight page must say besides its counts (serve/notices.py)
+_NOTICES = {
+    "type": "array",
+    "description": "in reading order; each sentence is shown verbatim at its place by "
+    "every renderer (`relore`, format=text, the page at /): title/count = in parentheses "
+    "after the thread's line / the count's line, before/after = a line before/after the "
+    "items. The fields the sentence was made from stay on the page.",
+    "items": {
+        "type": "object",
+        "required": ["kind", "place", "text"],
+        "properties": {
+            "kind": {
+                "enum": list(notices.KINDS),
+                "description": "; ".join(f"{k}: {v}" for k, v in notices.KINDS.items()),
+            },
+            "place": {"enum": list(notices.PLACES)},
+            "text": {"type": "string", "description": "the sentence, one line"},
+        },
+    },
+}
+_NOTICED_PAGE_OR_TEXT = {
+    **_PAGE_OR_TEXT,
+    "content": {
+        **_PAGE_OR_TEXT["content"],
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["notices"],
+                "properties": {"notices": _NOTICES},
+            }
+        },
+    },
 }
 
 
@@ -117,7 +151,7 @@ def document() -> dict:
                         _many("symbol", "threads naming this symbol"),
                         _FORMAT,
                     ],
-                    "responses": {"200": _PAGE_OR_TEXT, **_ERRORS},
+                    "responses": {"200": _NOTICED_PAGE_OR_TEXT, **_ERRORS},
                 }
             },
             "/api/v1/thread": {
@@ -136,14 +170,14 @@ def document() -> dict:
                         ),
                         _FORMAT,
                     ],
-                    "responses": {"200": _PAGE_OR_TEXT, **_ERRORS},
+                    "responses": {"200": _NOTICED_PAGE_OR_TEXT, **_ERRORS},
                 }
             },
             "/api/v1/inflight": {
                 "get": {
                     "summary": "Open and merged pull requests that claim to close an issue",
                     "parameters": [{**_REPO, "required": True}, _NUMBER, _FORMAT],
-                    "responses": {"200": _PAGE_OR_TEXT, **_ERRORS},
+                    "responses": {"200": _NOTICED_PAGE_OR_TEXT, **_ERRORS},
                 }
             },
             "/api/v1/status": {

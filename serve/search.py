@@ -22,7 +22,7 @@ from relore.contract.envelope import one_line, quote
 from relore.contract.limits import MAX_HITS as MAX_LIMIT
 from relore.contract.limits import MAX_QUERY_CHARS, MAX_SIGNAL_VALUES, STATES, TRUST_TIERS
 from relore.contract.limits import QUESTION_KINDS as KINDS
-from relore.serve import ranking
+from relore.serve import notices, ranking
 from relore.serve.terms import MAX_TERMS
 from relore.serve.terms import TERM_RE as _TERM_RE
 
@@ -334,6 +334,7 @@ async def _legs(cur, request: SearchRequest) -> list[tuple[str, SearchRequest]]:
     return legs
 
 
+@notices.stated(notices.search)
 async def search(conn: AsyncConnection, request: SearchRequest) -> dict:
     """One page. A kind whose floor is above `reported` (rationale) and finds nothing there is
     asked again with reported text admitted, and the page says so: before authority has

@@ -17,6 +17,7 @@ from relore.contract import patterns, stamps
 from relore.contract.envelope import one_line, quote
 from relore.contract.limits import MAX_FOCUS_CHARS
 from relore.contract.limits import THREAD_PAGE as PAGE
+from relore.serve import notices
 from relore.serve.search import BadQuery
 from relore.serve.terms import MAX_TERMS
 from relore.serve.terms import TERM_RE as _TERM_RE
@@ -178,6 +179,7 @@ def _head(row: dict) -> dict:
     }
 
 
+@notices.stated(notices.thread)
 async def thread(conn: AsyncConnection, request: ThreadRequest) -> dict | None:
     params = {
         "repo": request.repo,
@@ -302,6 +304,7 @@ async def _files(cur, page: dict, head: dict, params: dict) -> dict:
     return page
 
 
+@notices.stated(notices.inflight)
 async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None:
     """Open and merged pull requests that claim to close an issue."""
     async with conn.cursor(row_factory=dict_row) as cur:
