@@ -374,7 +374,7 @@
 
   // --- one thread -------------------------------------------------------------------------------
 
-  let current = null; // {params, nextAfter, firstId}
+  let current = null; // {params, nextAfter, firstId, shown, after: the "after" notices shown}
   let threadSeq = 0;
 
   function threadHead(head, page) {
