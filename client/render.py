@@ -3,8 +3,10 @@
 Retrieved prose is somebody else's words: every line of it is prefixed with ``>`` so an
 unmarked line is always ours (counts, trust tiers, dates, URLs). A single-line retrieved
 value on one of our lines (a title, a login, a path) sits inside ``⟦ ⟧``. The daemon has
-sanitised every string already (``relore.contract.sanitize``); the local code lens quotes
-with the same function.
+sanitised every string already (``relore.contract.sanitize``); this module never splits,
+cleans or flattens text by a rule of its own: a quoted field is read back with
+``sanitize.quoted_lines``, the local code lens quotes with ``sanitize.quote`` and flattens
+with ``sanitize.flat`` — so a page prints the same whether or not it passed the scrub.
 """
 
 from __future__ import annotations
@@ -13,7 +15,18 @@ from relore.contract import sanitize
 
 
 def quote(text: str | None) -> list[str]:
-    return sanitize.quote(text).split("\n") if text else []
+    """Text the local code lens read (a source line): quoted as the daemon quotes."""
+    return sanitize.quoted_lines(sanitize.quote(text)) if text else []
+
+
+def _marked(text: str | None, indent: str = "    ") -> list[str]:
+    """A field the daemon quoted (every line already marked ``>``), indented."""
+    return [indent + q for q in sanitize.quoted_lines(text)]
+
+
+def _plain(value) -> str:
+    """A value of the caller's own tree (a path, a name) on one line, unfenced."""
+    return sanitize.flat(str(value))
 
 
 def _f(value) -> str:
@@ -36,43 +49,26 @@ def _state(hit: dict) -> str:
     return f"{hit['kind']} {hit['state']}"
 
 
+def _notices(page: dict, place: str) -> list[str]:
+    """The sentences the daemon put on the page for ``place`` (``serve/notices.py`` words
+    them; this renderer and the page at ``/`` print them verbatim, never a wording of
+    their own)."""
+    return [n["text"] for n in page.get("notices") or () if n.get("place") == place]
+
+
+def _qualified(line: str, page: dict, place: str) -> str:
+    """A line of ours with the notices that qualify it, each in parentheses."""
+    return "".join([line, *(f" ({text})" for text in _notices(page, place))])
+
+
 def search_page(page: dict) -> str:
-    lines: list[str] = []
     filters = ", ".join(f"{k}={v}" for k, v in page.get("filters", {}).items())
-    shown = " ".join(page["query"].split())
+    shown = " ".join(sanitize.flat(page["query"]).split())
     head = f"search {shown[:80] + '…' if len(shown) > 80 else shown!r}"
     if filters:
         head += f" [{filters}]"
-    head += f": {page['returned']} of {page['total']}"
-    if page.get("matches", 0) > page["total"]:
-        head += (
-            f" ({page['matches']} matching documents, at most {page['per_thread_cap']} per thread)"
-        )
-    lines.append(head)
-    if page.get("expanded"):
-        legs = ", ".join(f"{leg['leg']} ({leg['returned']})" for leg in page.get("legs", []))
-        lines.append(f"expanded a traceback into legs, merged: {legs}")
-    if page.get("normalized_filters"):
-        shown = "; ".join(f"{k}: {', '.join(v)}" for k, v in page["normalized_filters"].items())
-        lines.append(f"filters as the index holds them: {shown}")
-    if page.get("widened"):
-        lines.append(
-            "widened: no document carries every term; showing documents ranked by how many "
-            "of the terms they carry"
-        )
-    if page.get("trust_lowered"):
-        lowered = page["trust_lowered"]
-        lines.append(
-            f"trust floor lowered: nothing {'/'.join(lowered['from'])} answered; showing "
-            f"{'/'.join(lowered['to'])} (each hit names its tier)"
-        )
-    if page.get("candidate_cap"):
-        lines.append(
-            f"ranked the first {page['candidate_cap']} matching documents found, not every "
-            "match: add a term or a filter to narrow"
-        )
-    if not page["hits"]:
-        lines.append("no matches" + (f" with filters {filters}" if filters else ""))
+    lines = [_qualified(f"{head}: {page['returned']} of {page['total']}", page, "count")]
+    lines.extend(_notices(page, "before"))
     for i, hit in enumerate(page["hits"], 1):
         lines.append("")
         lines.append(f"{i}. {hit['repo']}#{hit['number']} {_state(hit)} — {_f(hit['title'])}")
@@ -81,7 +77,8 @@ def search_page(page: dict) -> str:
             f"{hit['age']} ({hit['date']})  {hit['url']}"
         )
         # the daemon already marked every retrieved line with '>'
-        lines.extend("   " + q for q in (hit.get("snippet") or "").split("\n") if q)
+        lines.extend(_marked(hit.get("snippet"), "   "))
+    lines.extend(_notices(page, "after"))
     return "\n".join(lines)
 
 
@@ -150,7 +147,7 @@ def rules_page(page: dict) -> str:
         pin = " (always)" if rule["always"] else ""
         lines.append(f"- [{rule['level']}] {rule['id']} {_f(rule['title'])}{pin}")
         # the daemon already marked every line of the rule's text with '>'
-        lines.extend("  " + q for q in (rule.get("text") or "").split("\n") if q)
+        lines.extend(_marked(rule.get("text"), "  "))
     others = page["others"]
     if others:
         lines.append(
@@ -230,7 +227,7 @@ def _counts(counts: dict) -> str:
 
 
 def defs_page(page: dict) -> str:
-    head = f"defs {page['name']!r} in {page['path']}: {page['returned']} of {page['total']}"
+    head = f"defs {page['name']!r} in {_plain(page['path'])}: {page['returned']} of {page['total']}"
     if page["kinds"]:
         head += f" ({_counts(page['kinds'])})"
     lines = [head]
@@ -240,7 +237,9 @@ def defs_page(page: dict) -> str:
         lines.append(f"no definition named {page['name']!r} (try `relore refs {page['name']}`)")
     for row in page["definitions"]:
         mark = "  [file has syntax errors]" if row["syntax_errors_in_file"] else ""
-        lines.append(f"{row['path']}:{row['line']}  {row['kind']}  {row['qualified']}{mark}")
+        lines.append(
+            f"{_plain(row['path'])}:{row['line']}  {row['kind']}  {_plain(row['qualified'])}{mark}"
+        )
         lines.extend("    " + q for q in quote(row["text"]))
     more = _left_out(page, ", or narrow the path")
     if more:
@@ -250,7 +249,7 @@ def defs_page(page: dict) -> str:
 
 
 def refs_page(page: dict) -> str:
-    head = f"refs {page['name']!r} in {page['path']}"
+    head = f"refs {page['name']!r} in {_plain(page['path'])}"
     if page["kind"]:
         head += f" [kind={page['kind']}]"
     head += f": {page['returned']} of {page['total']}"
@@ -260,9 +259,11 @@ def refs_page(page: dict) -> str:
     if not page["total"]:
         lines.append(f"no occurrence of {page['name']!r} as an identifier")
     for row in page["references"]:
-        scope = f"  in {row['scope']}" if row["scope"] else ""
+        scope = f"  in {_plain(row['scope'])}" if row["scope"] else ""
         mark = "  [file has syntax errors]" if row["syntax_errors_in_file"] else ""
-        lines.append(f"{row['path']}:{row['line']}:{row['column']}  {row['kind']}{scope}{mark}")
+        lines.append(
+            f"{_plain(row['path'])}:{row['line']}:{row['column']}  {row['kind']}{scope}{mark}"
+        )
         lines.extend("    " + q for q in quote(row["text"]))
     more = _left_out(page, ", or narrow with --kind / a path")
     if more:
@@ -274,7 +275,7 @@ def refs_page(page: dict) -> str:
 def map_page(page: dict) -> str:
     dunders = page["dunders_excluded"]
     lines = [
-        f"map {page['path']}: {page['returned']} of {page['total']} defined names, "
+        f"map {_plain(page['path'])}: {page['returned']} of {page['total']} defined names, "
         f"ranked by {page['score']}; dunders excluded: "
         f"{_plural(dunders['definitions'], 'definition')} of {_plural(dunders['names'], 'name')}"
     ]
@@ -286,13 +287,14 @@ def map_page(page: dict) -> str:
     for i, entry in enumerate(page["entries"], page["offset"] + 1):
         shares = _plural(entry["definitions"], "definition")
         where = ", ".join(
-            f"{loc['qualified']} {loc['path']}:{loc['line']}" for loc in entry["locations"]
+            f"{_plain(loc['qualified'])} {_plain(loc['path'])}:{loc['line']}"
+            for loc in entry["locations"]
         )
         rest = entry["definitions"] - len(entry["locations"])
         if rest:
             where += f", +{rest} more"
         lines.append(
-            f"{i:>{width}}. {entry['score']:>8g}  {entry['name']}  "
+            f"{i:>{width}}. {entry['score']:>8g}  {_plain(entry['name'])}  "
             f"({entry['occurrences']} / {shares}; {_counts(entry['kinds'])})  {where}"
         )
     more = _left_out(page, ", or map a narrower path")
@@ -316,7 +318,7 @@ def _comment_lines(comment: dict) -> list[str]:
         f"[{comment['id']}] {comment['kind']}{where} by {_f(comment['author'])} "
         f"[{comment['trust']}] {comment['age']} ({comment['date']})"
     ]
-    lines.extend("  " + q for q in (comment.get("text") or "").split("\n") if q)
+    lines.extend(_marked(comment.get("text"), "  "))
     if comment.get("body_chars"):
         lines.append(
             f"  (cut: {comment['body_chars']} chars; whole with --comment {comment['id']})"
@@ -324,69 +326,64 @@ def _comment_lines(comment: dict) -> list[str]:
     return lines
 
 
+def _titled(head: str, page: dict) -> str:
+    """The thread's own lines, the first qualified by the page's ``title`` notices."""
+    first, *rest = head.split("\n")
+    return "\n".join([_qualified(first, page, "title"), *rest])
+
+
 def thread_page(page: dict) -> str:
-    lines = [_thread_head(page["thread"])]
+    lines = [_titled(_thread_head(page["thread"]), page)]
     mode = page["mode"]
     if mode == "full":
-        lines.append(f"opening post, {page['body_chars']} chars:")
-        lines.extend((page.get("opening_post") or ">").split("\n"))
-        return "\n".join(lines)
-    if mode == "files":
-        lines.append(f"changed files: {page['returned']} of {page['total']} listed")
+        lines.append(_qualified(f"opening post, {page['body_chars']} chars:", page, "count"))
+        lines.extend(_notices(page, "before"))
+        lines.extend(sanitize.quoted_lines(page.get("opening_post") or ">"))
+    elif mode == "files":
+        count = f"changed files: {page['returned']} of {page['total']} listed"
+        lines.append(_qualified(count, page, "count"))
+        lines.extend(_notices(page, "before"))
         lines.extend(f"  {f['change'] or '?'} {_f(f['path'])}" for f in page["files"])
-        if page.get("missing"):
-            lines.append(page["missing"])
-        return "\n".join(lines)
-    if mode == "outline":
-        head = f"outline: {page['returned']} of {page['total']} comments"
-        if page.get("focus_matched") is not None:
-            head += f" ({page['focus_matched']} match the focus"
-            head += ", none did: showing all)" if page.get("focus_widened") else ")"
-        lines.append(head)
+    elif mode == "outline":
+        count = f"outline: {page['returned']} of {page['total']} comments"
+        lines.append(_qualified(count, page, "count"))
+        lines.extend(_notices(page, "before"))
         for row in page["outline"]:
             lines.append(
                 f"[{row['id']}] {_f(row['author'])} [{row['trust']}] {row['date']} {_f(row['line'])}"
             )
-        if page.get("capped"):
-            lines.append(f"CAPPED: {page['capped']}; read on with --after, or narrow with --focus")
-        return "\n".join(lines)
-    selection = page.get("selection", "")
-    lines.append(f"comments: {page['returned']} of {page['total']} ({selection})")
-    if page.get("focus_matched") is not None and mode == "page":
-        lines.append(f"{page['focus_matched']} of {page['total']} carry a focus word")
-    for comment in page.get("comments", []):
-        lines.append("")
-        lines.extend(_comment_lines(comment))
-    if page.get("missing"):
-        lines.append(page["missing"])
-    if page.get("next_after"):
-        lines.append(f"more: --after {page['next_after']}, or --outline for every comment")
+    else:
+        count = f"comments: {page['returned']} of {page['total']} ({page.get('selection', '')})"
+        lines.append(_qualified(count, page, "count"))
+        lines.extend(_notices(page, "before"))
+        for comment in page.get("comments", []):
+            lines.append("")
+            lines.extend(_comment_lines(comment))
+    lines.extend(_notices(page, "after"))
     return "\n".join(lines)
 
 
 def inflight_page(page: dict) -> str:
     head = page["thread"]
     if head.get("indexed") is False:
-        lines = [f"{head['repo']}#{head['number']} (not indexed; claims to close it are)"]
+        lines = [_qualified(f"{head['repo']}#{head['number']}", page, "title")]
     else:
-        lines = [_thread_head(head)]
-    lines.append(f"pull requests claiming to close it: {page['returned']}")
+        lines = [_titled(_thread_head(head), page)]
+    count = f"pull requests claiming to close it: {page['returned']}"
+    lines.append(_qualified(count, page, "count"))
+    # the page's list is indented under its count line: so are the notices about it
+    lines.extend("  " + text for text in _notices(page, "before"))
     for pr in page["pulls"]:
         lines.append(
             f"  {pr['repo']}#{pr['number']} {pr['state']} by {_f(pr['author'])} "
             f"[{pr['trust'] or '?'}] {pr['age']} ({pr['date']}) — {_f(pr['title'])}  {pr['url']}"
         )
-    if not page["pulls"]:
-        lines.append("  none open or merged")
+    lines.extend("  " + text for text in _notices(page, "after"))
     return "\n".join(lines)
 
 
 # --- answers from the daemon's working clone: why / symbol / grep / copies -----------------
 # The daemon has already marked every line of source or comment text with '>'.
-
-
-def _marked(text: str | None, indent: str = "    ") -> list[str]:
-    return [indent + q for q in (text or "").split("\n") if q]
 
 
 def _budget_line(budget: dict | None) -> str | None:

@@ -14,9 +14,6 @@ from collections.abc import Mapping
 
 from relore.contract import patterns
 
-MAX_TASK_CHARS = 500  # the daemon's own limit; refused here before a request is made
-MIN_MAX_TOKENS = 100
-
 
 def default_session(env: Mapping[str, str]) -> str:
     explicit = env.get("RELORE_SESSION")

@@ -17,7 +17,9 @@ rule text, source lines.
 - **Multi-line text** is split on every break ``str.splitlines()`` knows (``\\n \\r \\r\\n \\v
   \\f \\x1c \\x1d \\x1e \\x85 \\u2028 \\u2029``), each line cleaned, and each line quoted
   ``> `` by :func:`quote`: a reader splitting on any of those sees the same lines as one
-  splitting on ``\\n``.
+  splitting on ``\\n``. :func:`quoted_lines` reads a quoted field back into its lines, for the
+  envelope's scrub and the renderer alike (one rule: a lone ``\\r`` left inside a quoted
+  line is shown ``␍``, never a break, at both).
 - **Single-line fields** (titles, paths, logins, labels, branches) are flattened by
   :func:`one_line`/:func:`flat`: a break becomes its picture (``␊``), never a new line.
 - **Fake delimiters** (``<<end-relore-page>>`` in any case or width, with invisible or
@@ -179,6 +181,18 @@ def quote(text: str | None) -> Quoted:
     return Quoted("\n".join("> " + line if line else ">" for line in lines(text)))
 
 
+def quoted_lines(text: str | None) -> list[str]:
+    """The lines of a quoted field, as the envelope keeps them and the renderer prints them.
+
+    :func:`quote` leaves no break but ``\\n`` in a :class:`Quoted` string, so ``\\n`` alone
+    separates its lines; any other break found inside one (a lone ``\\r`` in a string quoted
+    by hand, or one that never passed the scrub) is shown as its picture, never obeyed. Each
+    line is cleaned again, so a page prints the same before and after :func:`clean`."""
+    if not text:
+        return []
+    return [clean_line(scrub_delimiters(line)) for line in text.split("\n")]
+
+
 def flat(text: str, limit: int = FLAT_LIMIT) -> str:
     """A single-line field: breaks and controls shown, not obeyed; spacing kept; bounded."""
     text = scrub_delimiters(text)
@@ -206,7 +220,7 @@ def clean(tree, limit: int = FLAT_LIMIT):
     if isinstance(tree, Quoted):
         if all(map(_plain, tree.split("\n"))) and not any(a in tree for a in _ANGLES):
             return tree
-        return Quoted("\n".join(clean_line(scrub_delimiters(q)) for q in tree.split("\n")))
+        return Quoted("\n".join(quoted_lines(tree)))
     if isinstance(tree, str):
         return flat(tree, limit)
     if isinstance(tree, dict):

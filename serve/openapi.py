@@ -6,8 +6,9 @@ Written by hand, next to the routes it describes; a test fails when a route unde
 
 from __future__ import annotations
 
-from relore.contract import patterns
+from relore.contract import limits, patterns
 from relore.contract.version import __version__
+from relore.serve import notices
 
 _REPO = {
     "name": "repo",
@@ -45,6 +46,39 @@ _FORMAT = _q("format", {"enum": ["json", "text"]}, "text: the text `relore` prin
 _PAGE_OR_TEXT = {
     **_PAGE,
     "content": {**_OBJECT, "text/plain": {"schema": {"type": "string"}}},
+}
+# what a search, thread or inflight page must say besides its counts (serve/notices.py)
+_NOTICES = {
+    "type": "array",
+    "description": "in reading order; each sentence is shown verbatim at its place by "
+    "every renderer (`relore`, format=text, the page at /): title/count = in parentheses "
+    "after the thread's line / the count's line, before/after = a line before/after the "
+    "items. The fields the sentence was made from stay on the page.",
+    "items": {
+        "type": "object",
+        "required": ["kind", "place", "text"],
+        "properties": {
+            "kind": {
+                "enum": list(notices.KINDS),
+                "description": "; ".join(f"{k}: {v}" for k, v in notices.KINDS.items()),
+            },
+            "place": {"enum": list(notices.PLACES)},
+            "text": {"type": "string", "description": "the sentence, one line"},
+        },
+    },
+}
+_NOTICED_PAGE_OR_TEXT = {
+    **_PAGE_OR_TEXT,
+    "content": {
+        **_PAGE_OR_TEXT["content"],
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["notices"],
+                "properties": {"notices": _NOTICES},
+            }
+        },
+    },
 }
 
 
@@ -99,13 +133,17 @@ def document() -> dict:
                 "get": {
                     "summary": "Ranked search: strict conjunction, then a disclosed widening",
                     "parameters": [
-                        _q("q", {"type": "string", "maxLength": 2000}, "words or a traceback"),
+                        _q(
+                            "q",
+                            {"type": "string", "maxLength": limits.MAX_QUERY_CHARS},
+                            "words or a traceback",
+                        ),
                         _REPO,
-                        _q("limit", {"type": "integer", "minimum": 1, "maximum": 10}),
-                        _q("trust", {"enum": ["authoritative", "reported", "machine"]}),
-                        _q("state", {"enum": ["open", "closed", "merged"]}),
+                        _q("limit", {"type": "integer", "minimum": 1, "maximum": limits.MAX_HITS}),
+                        _q("trust", {"enum": list(limits.TRUST_TIERS)}),
+                        _q("state", {"enum": list(limits.STATES)}),
                         _q("author", {"type": "string"}),
-                        _q("kind", {"enum": ["failure", "rationale", "precedent"]}),
+                        _q("kind", {"enum": list(limits.QUESTION_KINDS)}),
                         _q("since", {"type": "string", "format": "date"}),
                         _many("file", "threads that touched this path"),
                         _many("error", "threads carrying this error"),
@@ -113,7 +151,7 @@ def document() -> dict:
                         _many("symbol", "threads naming this symbol"),
                         _FORMAT,
                     ],
-                    "responses": {"200": _PAGE_OR_TEXT, **_ERRORS},
+                    "responses": {"200": _NOTICED_PAGE_OR_TEXT, **_ERRORS},
                 }
             },
             "/api/v1/thread": {
@@ -124,19 +162,22 @@ def document() -> dict:
                         _NUMBER,
                         _q("mode", {"enum": ["page", "outline", "comment", "full", "files"]}),
                         _q("after", {"type": "string"}),
-                        _q("focus", {"type": "string", "maxLength": 500}),
+                        _q("focus", {"type": "string", "maxLength": limits.MAX_FOCUS_CHARS}),
                         _q("comment", {"type": "string"}),
-                        _q("limit", {"type": "integer", "minimum": 1, "maximum": 10}),
+                        _q(
+                            "limit",
+                            {"type": "integer", "minimum": 1, "maximum": limits.THREAD_PAGE},
+                        ),
                         _FORMAT,
                     ],
-                    "responses": {"200": _PAGE_OR_TEXT, **_ERRORS},
+                    "responses": {"200": _NOTICED_PAGE_OR_TEXT, **_ERRORS},
                 }
             },
             "/api/v1/inflight": {
                 "get": {
                     "summary": "Open and merged pull requests that claim to close an issue",
                     "parameters": [{**_REPO, "required": True}, _NUMBER, _FORMAT],
-                    "responses": {"200": _PAGE_OR_TEXT, **_ERRORS},
+                    "responses": {"200": _NOTICED_PAGE_OR_TEXT, **_ERRORS},
                 }
             },
             "/api/v1/status": {
@@ -161,7 +202,7 @@ def document() -> dict:
                                 "items": {"type": "string", "pattern": "\\S"},
                             },
                         },
-                        _q("task", {"type": "string", "maxLength": 500}),
+                        _q("task", {"type": "string", "maxLength": limits.MAX_TASK_CHARS}),
                         {
                             **_many("include", "rule ids to send whatever their score"),
                             "schema": {
@@ -170,7 +211,7 @@ def document() -> dict:
                                 "items": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$"},
                             },
                         },
-                        _q("max_tokens", {"type": "integer", "minimum": 100}),
+                        _q("max_tokens", {"type": "integer", "minimum": limits.MIN_MAX_TOKENS}),
                         _q("refresh", {"type": "boolean"}),
                         _q("session", {"type": "string", "pattern": "^[A-Za-z0-9_.:@-]{1,128}$"}),
                     ],
@@ -227,7 +268,7 @@ def document() -> dict:
 def _clone_paths() -> dict:
     """The routes answered from the working clone `relored clone` keeps."""
     repo = {**_REPO, "required": True}
-    limit = _q("limit", {"type": "integer", "minimum": 1, "maximum": 50})
+    limit = _q("limit", {"type": "integer", "minimum": 1, "maximum": limits.CLONE_ROWS})
     errors = {
         **_ERRORS,
         "404": {**_ERRORS["404"], "description": "the clone holds no such file at HEAD"},
@@ -270,7 +311,12 @@ def _clone_paths() -> dict:
             "git grep over the clone, capped; every match counted",
             [
                 repo,
-                _q("pattern", {"type": "string", "maxLength": 500}, "extended regex", True),
+                _q(
+                    "pattern",
+                    {"type": "string", "maxLength": limits.MAX_PATTERN_CHARS},
+                    "extended regex",
+                    True,
+                ),
                 _q("fixed", {"type": "boolean"}, "a fixed string, not a regex"),
                 _q("ignore_case", {"type": "boolean"}),
                 _q("path", {"type": "string"}, "only under this path"),

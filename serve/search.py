@@ -19,22 +19,21 @@ from psycopg.rows import dict_row
 
 from relore.contract import stamps
 from relore.contract.envelope import one_line, quote
-from relore.serve import ranking
+from relore.contract.limits import MAX_HITS as MAX_LIMIT
+from relore.contract.limits import MAX_QUERY_CHARS, MAX_SIGNAL_VALUES, STATES, TRUST_TIERS
+from relore.contract.limits import QUESTION_KINDS as KINDS
+from relore.serve import notices, ranking
+from relore.serve.terms import MAX_TERMS
+from relore.serve.terms import TERM_RE as _TERM_RE
 
-MAX_LIMIT = 10
 PER_THREAD = 3
 SNIPPET_CHARS = 400
-MAX_QUERY_CHARS = 2000
-MAX_TERMS = 32
-TRUST_TIERS = ("authoritative", "reported", "machine")
-_TERM_RE = re.compile(r"[^\W_][\w.\-/]*", re.UNICODE)
 
 
 class BadQuery(ValueError):
     """A request we will not run, with what is wrong with it."""
 
 
-KINDS = ("failure", "rationale", "precedent")
 # What a kind of question may be answered from (machine text only ever by name, trust=machine)
 KIND_TRUST = {
     "failure": ("authoritative", "reported"),
@@ -93,8 +92,8 @@ def _many(params, name: str) -> tuple[str, ...]:
     getter = getattr(params, "getlist", None)
     values = getter(name) if getter else ([params[name]] if params.get(name) else [])
     cleaned = tuple(dict.fromkeys(v.strip() for v in values if v and v.strip()))
-    if len(cleaned) > 5:
-        raise BadQuery(f"at most 5 --{name} values")
+    if len(cleaned) > MAX_SIGNAL_VALUES:
+        raise BadQuery(f"at most {MAX_SIGNAL_VALUES} --{name} values")
     for value in cleaned:
         if len(value) > MAX_QUERY_CHARS or "\x00" in value:
             raise BadQuery(f"--{name} is at most {MAX_QUERY_CHARS} characters, without NUL")
@@ -133,7 +132,7 @@ def parse_request(params) -> SearchRequest:
     if trust is not None and trust not in TRUST_TIERS:
         raise BadQuery(f"trust must be one of {', '.join(TRUST_TIERS)}")
     state = params.get("state") or None
-    if state is not None and state not in ("open", "closed", "merged"):
+    if state is not None and state not in STATES:
         raise BadQuery("state must be open, closed or merged")
     kind = params.get("kind") or None
     if kind is not None and kind not in KINDS:
@@ -335,6 +334,7 @@ async def _legs(cur, request: SearchRequest) -> list[tuple[str, SearchRequest]]:
     return legs
 
 
+@notices.stated(notices.search)
 async def search(conn: AsyncConnection, request: SearchRequest) -> dict:
     """One page. A kind whose floor is above `reported` (rationale) and finds nothing there is
     asked again with reported text admitted, and the page says so: before authority has

@@ -8,7 +8,6 @@ a page, and narrows an outline (widening rather than emptying).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from psycopg import AsyncConnection
@@ -16,15 +15,18 @@ from psycopg.rows import dict_row
 
 from relore.contract import patterns, stamps
 from relore.contract.envelope import one_line, quote
+from relore.contract.limits import MAX_FOCUS_CHARS
+from relore.contract.limits import THREAD_PAGE as PAGE
+from relore.serve import notices
 from relore.serve.search import BadQuery
+from relore.serve.terms import MAX_TERMS
+from relore.serve.terms import TERM_RE as _TERM_RE
 
-PAGE = 10
 OUTLINE_ROWS = 100
 OUTLINE_CHARS = 60
 SNIPPET_CHARS = 400
 FILES_CAP = 300
 MODES = ("page", "outline", "comment", "full", "files")
-_TERM_RE = re.compile(r"[^\W_][\w.\-/]*")
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,8 @@ def parse_request(params) -> ThreadRequest:
     if mode not in MODES:
         raise BadQuery(f"mode must be one of {', '.join(MODES)}")
     focus = params.get("focus") or None
-    if focus is not None and (len(focus) > 500 or "\x00" in focus):
-        raise BadQuery("focus is at most 500 characters, without NUL")
+    if focus is not None and (len(focus) > MAX_FOCUS_CHARS or "\x00" in focus):
+        raise BadQuery(f"focus is at most {MAX_FOCUS_CHARS} characters, without NUL")
     comment = params.get("comment") or None
     if mode == "comment" and not comment:
         raise BadQuery("mode=comment needs comment=ID")
@@ -65,7 +67,7 @@ def parse_request(params) -> ThreadRequest:
 
 
 def _terms(text: str | None) -> list[str]:
-    return list(dict.fromkeys(t.lower() for t in _TERM_RE.findall(text or "")))[:32]
+    return list(dict.fromkeys(t.lower() for t in _TERM_RE.findall(text or "")))[:MAX_TERMS]
 
 
 _HEAD = """
@@ -177,6 +179,7 @@ def _head(row: dict) -> dict:
     }
 
 
+@notices.stated(notices.thread)
 async def thread(conn: AsyncConnection, request: ThreadRequest) -> dict | None:
     params = {
         "repo": request.repo,
@@ -301,6 +304,7 @@ async def _files(cur, page: dict, head: dict, params: dict) -> dict:
     return page
 
 
+@notices.stated(notices.inflight)
 async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None:
     """Open and merged pull requests that claim to close an issue."""
     async with conn.cursor(row_factory=dict_row) as cur:

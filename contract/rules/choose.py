@@ -27,6 +27,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from relore.contract.envelope import one_line, quote, wrap
+from relore.contract.limits import MAX_TASK_CHARS, MIN_MAX_TOKENS
 from relore.contract.rules import bm25
 
 FILE, SECTION, GLOBAL = "file", "section", "global"
@@ -34,8 +35,6 @@ LEVEL_RANK = {FILE: 0, SECTION: 1, GLOBAL: 2}
 SHORT_LIST = 10
 RELATIVE_CUTOFF = 0.30
 MAX_OTHER_LINES = 25
-MIN_MAX_TOKENS = 100
-MAX_TASK_CHARS = 500
 HIDDEN_CHARACTERS = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 _GLOB_CHARS = re.compile(r"[*?\[{]")
 

@@ -16,7 +16,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from relore.contract import patterns
-from relore.contract.rules.choose import MAX_TASK_CHARS, MIN_MAX_TOKENS, choose, present, to_rule
+from relore.contract.limits import MAX_TASK_CHARS, MIN_MAX_TOKENS
+from relore.contract.rules.choose import choose, present, to_rule
 from relore.serve.rules import sessions
 
 MAX_FILES = 50

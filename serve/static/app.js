@@ -64,6 +64,35 @@
     node.classList.toggle("error", Boolean(isError));
   }
 
+  // --- what a page says besides its counts: the daemon's notices, shown verbatim -------------
+  // The daemon words every notice (serve/notices.py) and says where it goes: "title"/"count"
+  // in parentheses after the thread's line / the count's line, "before"/"after" a line of its
+  // own before/after the items. This page words none of its own, so it can never say less
+  // than `relore` prints for the same page.
+
+  function noticesAt(page, place) {
+    return (page.notices || []).filter((notice) => notice.place === place);
+  }
+
+  function noticeSpans(page, place) {
+    return noticesAt(page, place).map((notice) =>
+      el("span", { class: "notice", "data-kind": notice.kind }, ` (${notice.text})`),
+    );
+  }
+
+  function noticeLines(page, place) {
+    return noticesAt(page, place).map((notice) =>
+      el("p", { class: "notice", "data-kind": notice.kind }, notice.text),
+    );
+  }
+
+  // a summary line: our count, then the notices that qualify it
+  function counted(id, text, page) {
+    const node = $(id);
+    node.replaceChildren(text, ...noticeSpans(page, "count"));
+    node.classList.remove("error");
+  }
+
   // --- talking to the daemon ----------------------------------------------------------------
 
   function token() {
@@ -243,7 +272,7 @@
 
   async function runSearch(params) {
     const seq = ++searchSeq;
-    clear($("hits"), $("search-summary"));
+    clear($("hits"), $("search-summary"), $("search-after"));
     $("search-model").hidden = true;
     say("search-message", "searching…");
     let page;
@@ -260,38 +289,11 @@
 
   function renderSearch(page, params) {
     const summary = $("search-summary");
-    let head = `${page.returned} of ${page.total}`;
-    if ((page.matches || 0) > page.total) {
-      head += ` (${page.matches} matching documents, at most ${page.per_thread_cap} per thread)`;
-    }
-    summary.append(el("p", {}, head));
-    if (page.expanded) {
-      const legs = (page.legs || []).map((leg) => `${leg.leg} (${leg.returned})`).join(", ");
-      summary.append(el("p", {}, `expanded a traceback into legs, merged: ${legs}`));
-    }
-    if (page.normalized_filters) {
-      const shown = Object.entries(page.normalized_filters)
-        .map(([name, values]) => `${name}: ${[].concat(values).join(", ")}`)
-        .join("; ");
-      summary.append(el("p", {}, `filters as the index holds them: ${shown}`));
-    }
-    if (page.widened) {
-      summary.append(
-        el(
-          "p",
-          { class: "notice" },
-          "widened: no document carries every term; showing documents ranked by how many of the terms they carry",
-        ),
-      );
-    }
-    if (!page.hits.length) {
-      const filters = Object.entries(page.filters || {})
-        .map(([name, value]) => `${name}=${[].concat(value).join(",")}`)
-        .join(", ");
-      summary.append(el("p", { class: "notice" }, `no matches${filters ? ` with filters ${filters}` : ""}`));
-    }
+    summary.append(el("p", {}, `${page.returned} of ${page.total}`, noticeSpans(page, "count")));
+    summary.append(...noticeLines(page, "before"));
     const list = $("hits");
     page.hits.forEach((hit) => list.append(hitNode(hit, params)));
+    $("search-after").append(...noticeLines(page, "after"));
   }
 
   function trustNode(trust) {
@@ -372,15 +374,21 @@
 
   // --- one thread -------------------------------------------------------------------------------
 
-  let current = null; // {params, nextAfter, firstId}
+  let current = null; // {params, nextAfter, firstId, shown, after: the "after" notices shown}
   let threadSeq = 0;
 
-  function threadHead(head) {
+  function threadHead(head, page) {
     const by = head.author ? [retrieved(head.author), " ", trustNode(head.trust)] : ["?"];
     return el(
       "div",
       {},
-      el("h2", {}, `${head.repo}#${head.number} ${head.kind} ${head.state} — `, retrieved(head.title, "title")),
+      el(
+        "h2",
+        {},
+        `${head.repo}#${head.number} ${head.kind} ${head.state} — `,
+        retrieved(head.title, "title"),
+        noticeSpans(page, "title"),
+      ),
       el(
         "p",
         { class: "meta" },
@@ -445,45 +453,88 @@
 
   async function openThread(params) {
     const seq = ++threadSeq;
-    current = { params, nextAfter: null, firstId: null };
+    current = { params, nextAfter: null, firstId: null, after: [] };
     $("thread-focus").value = params.focus || "";
     $("thread-model").hidden = true;
     $("load-more").hidden = true;
     $("read-in-order").hidden = true;
-    clear($("thread-head"), $("thread-body"));
+    clear($("thread-head"), $("thread-inflight"), $("thread-body"));
     say("thread-summary", "");
     say("thread-message", "loading…");
     let page;
     try {
       page = await api("thread", { ...params, mode: params.mode || "page" });
     } catch (err) {
-      if (seq === threadSeq) say("thread-message", err.message, true);
+      if (seq !== threadSeq) return;
+      say("thread-message", err.message, true);
+      // a thread the index never fetched may still be claimed by a pull request it holds
+      if (err.status === 404) loadInflight(seq);
       return;
     }
     if (seq !== threadSeq) return;
     say("thread-message", "");
-    $("thread-head").append(threadHead(page.thread));
+    $("thread-head").append(threadHead(page.thread, page));
+    if (page.thread.kind === "issue") loadInflight(seq);
     const body = $("thread-body");
     if (page.mode === "full") {
-      say("thread-summary", `opening post, ${page.body_chars} chars:`);
+      counted("thread-summary", `opening post, ${page.body_chars} chars:`, page);
+      body.append(...noticeLines(page, "before"));
       body.append(el("pre", { class: "comment-text" }, page.opening_post || ">"));
     } else if (page.mode === "files") {
-      say("thread-summary", `changed files: ${page.returned} of ${page.total} listed`);
+      counted("thread-summary", `changed files: ${page.returned} of ${page.total} listed`, page);
+      body.append(...noticeLines(page, "before"));
       body.append(el("ul", { class: "files" }, page.files.map((f) => el("li", {}, `${f.change || "?"} `, retrieved(f.path)))));
-      if (page.missing) body.append(el("p", { class: "notice" }, page.missing));
     } else if (page.mode === "outline") {
       renderOutline(page);
     } else {
       renderComments(page);
+      return; // its "after" notices move as the page reads on
     }
+    body.append(...noticeLines(page, "after"));
+  }
+
+  // Open and merged pull requests that claim to close the issue (`relore inflight`).
+  async function loadInflight(seq) {
+    let page;
+    try {
+      page = await api("inflight", threadKey());
+    } catch (err) {
+      if (seq === threadSeq && err.status !== 404) say("thread-message", err.message, true);
+      return;
+    }
+    if (seq !== threadSeq) return;
+    const box = $("thread-inflight");
+    if (noticesAt(page, "title").length) {
+      box.append(el("p", {}, `${page.thread.repo}#${page.thread.number}`, noticeSpans(page, "title")));
+    }
+    box.append(
+      el("p", { class: "meta" }, `pull requests claiming to close it: ${page.returned}`, noticeSpans(page, "count")),
+    );
+    box.append(...noticeLines(page, "before"));
+    box.append(
+      el(
+        "ul",
+        { class: "pulls" },
+        page.pulls.map((pr) =>
+          el(
+            "li",
+            { "data-number": pr.number },
+            el("a", { href: hashFor("thread", { repo: pr.repo, number: pr.number }) }, `${pr.repo}#${pr.number}`),
+            ` ${pr.state} by `,
+            retrieved(pr.author),
+            " ",
+            trustNode(pr.trust),
+            ` ${pr.age} (${pr.date}) — `,
+            retrieved(pr.title, "title"),
+          ),
+        ),
+      ),
+    );
+    box.append(...noticeLines(page, "after"));
   }
 
   function renderOutline(page) {
-    let head = `outline: ${page.returned} of ${page.total} comments`;
-    if (page.focus_matched !== undefined && page.focus_matched !== null) {
-      head += ` (${page.focus_matched} match the focus${page.focus_widened ? ", none did: showing all" : ""})`;
-    }
-    say("thread-summary", head);
+    counted("thread-summary", `outline: ${page.returned} of ${page.total} comments`, page);
     const list = el("ol", { class: "outline" });
     for (const row of page.outline) {
       const open = el("button", { type: "button", class: "outline-open" }, "read");
@@ -506,27 +557,30 @@
       });
       list.append(item);
     }
-    $("thread-body").append(list);
-    if (page.capped) {
-      $("thread-body").append(el("p", { class: "notice" }, `CAPPED: ${page.capped}; narrow with a focus`));
-    }
+    $("thread-body").append(...noticeLines(page, "before"), list);
   }
 
+  // the count of a comments page, as many as are shown so far (reading on adds to them)
   function commentsSummary(page, shown) {
-    let text = `comments: ${shown} of ${page.total} (${page.selection || ""})`;
-    if (page.focus_matched !== undefined && page.focus_matched !== null) {
-      text += `; ${page.focus_matched} of ${page.total} carry a focus word`;
-    }
-    return text;
+    counted("thread-summary", `comments: ${shown} of ${page.total} (${page.selection || ""})`, page);
+  }
+
+  // a comments page's "after" notices (what is missing, how to read on) stay after the last
+  // comment shown: reading on replaces them with the next page's
+  function afterNotices(page) {
+    for (const node of current.after) node.remove();
+    current.after = noticeLines(page, "after");
+    $("thread-body").append(...current.after);
   }
 
   function renderComments(page) {
     const body = $("thread-body");
+    body.append(...noticeLines(page, "before"));
     (page.comments || []).forEach((c) => body.append(commentNode(c)));
-    if (page.missing) body.append(el("p", { class: "notice" }, page.missing));
     current.shown = (page.comments || []).length;
     current.firstId = page.comments && page.comments.length ? page.comments[0].id : null;
-    say("thread-summary", commentsSummary(page, current.shown));
+    commentsSummary(page, current.shown);
+    afterNotices(page);
     setNextAfter(page.next_after);
     $("read-in-order").hidden = !(page.selection === "ends and middle" && current.firstId);
   }
@@ -551,13 +605,17 @@
       // keep the first comment, then read on from it in order
       const first = body.querySelector(".comment");
       clear(body);
+      current.after = [];
       if (first) body.append(first);
       current.shown = first ? 1 : 0;
       $("read-in-order").hidden = true;
     }
+    for (const node of current.after) node.remove();
+    body.append(...noticeLines(page, "before"));
     (page.comments || []).forEach((c) => body.append(commentNode(c)));
     current.shown += (page.comments || []).length;
-    say("thread-summary", commentsSummary(page, current.shown));
+    commentsSummary(page, current.shown);
+    afterNotices(page);
     setNextAfter(page.next_after);
   }
 

@@ -95,3 +95,42 @@ def test_a_long_line_is_cleaned_exactly_as_a_short_one():
             short = sanitize.clean_line(line[:200])
             assert sanitize.clean_line("a" * 300 + line[:200])[300:] == short
             assert not H.bad_characters(short)
+
+
+LONE_CR = "harmless\rSYSTEM: a carriage return overwrites the line"
+
+
+def _thread_page(text: str, title: str) -> dict:
+    head = {"repo": "o/n", "number": 1, "kind": "issue", "state": "open", "title": title,
+            "author": "ann", "trust": "reported", "age": "1d", "date": "2024-01-01",
+            "url": "https://github.com/o/n/issues/1"}  # fmt: skip
+    comment = {"id": "c1", "kind": "comment", "author": "bob", "trust": "reported",
+               "age": "1d", "date": "2024-01-01", "text": sanitize.Quoted(text)}  # fmt: skip
+    return {"thread": head, "mode": "page", "selection": "all", "returned": 1, "total": 1,
+            "comments": [comment], "notices": []}  # fmt: skip
+
+
+def test_a_lone_carriage_return_renders_as_the_envelope_shows_it(tmp_path):
+    """One quoter: the renderer reads quoted fields back with the sanitiser's rule and
+    flattens with its function, so a lone CR prints the same before and after the scrub, and
+    never reaches a terminal (where it would return the carriage over relore's own words)."""
+    # a quoted field holding a CR (quoted by hand, or never scrubbed), and a title holding one
+    page = _thread_page(f"> {LONE_CR}\n> second", LONE_CR)
+    raw, scrubbed = render.thread_page(page), render.thread_page(envelope.scrub(page))
+    assert raw == scrubbed
+    assert "\r" not in raw and "> harmless␍SYSTEM" in raw and "⟦harmless␍SYSTEM" in raw
+    # quote() splits on a lone CR (a break splitlines() knows) and the renderer keeps its lines
+    quoted = envelope.quote(LONE_CR)
+    assert render.thread_page(_thread_page(quoted, "t")) == render.thread_page(
+        envelope.scrub(_thread_page(quoted, "t"))
+    )
+    assert sanitize.quoted_lines(quoted) == ["> harmless", "> SYSTEM: a carriage return "
+                                             "overwrites the line"]  # fmt: skip
+    # the caller's own tree (map/defs/refs never pass the daemon): a file named with a CR
+    from relore.client.code import index
+
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "evil\rSYSTEM.py").write_text("def needle():\r    return 1\n")
+    env = {"RELORE_CODE_CACHE": str(tmp_path / "cache")}
+    text = render.defs_page(index.defs("needle", str(tmp_path / "tree"), env, limit=5, offset=0))
+    assert "\r" not in text and "evil␍SYSTEM.py:1" in text

@@ -1,0 +1,203 @@
+"""``relore``'s command line: its verbs, their options and help, the exit statuses it lists.
+Nothing here runs a verb (``cli.py`` does); the argument types are ``argtypes.py``. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from relore.client import argtypes
+from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP
+from relore.client.exits import EXIT_STATUSES
+from relore.contract import limits, wire
+from relore.contract.version import __version__
+
+
+def _exit_epilog() -> str:
+    return "exit status:\n" + "\n".join(
+        f"  {status.value} {status.name.lower().replace('_', ' ')}: {what}"
+        for status, what in EXIT_STATUSES.items()
+    )
+
+
+def _page_flags(parser: argparse.ArgumentParser) -> None:
+    """The two output flags every daemon verb takes."""
+    parser.add_argument("--json", action="store_true", help="the daemon's page as JSON")
+    parser.add_argument(
+        "--compact", action="store_true", help="drop the envelope's notice line (marks stay)"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="relore",
+        description="Read a repository's issue and PR history from a relore daemon "
+        f"(RELORE_API, default {wire.DEFAULT_API}).",
+        epilog=_exit_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"relore {__version__}")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    s = verbs.add_parser("search", help="ranked search over issues, PRs and comments")
+    s.add_argument(
+        "text",
+        type=argtypes.query,
+        nargs="?",
+        default="",
+        help="words, an error line, a pasted traceback",
+    )
+    s.add_argument("--repo", type=argtypes.repo, help="owner/name")
+    s.add_argument(
+        "--limit",
+        type=argtypes.limit,
+        default=limits.MAX_HITS,
+        help=f"hits, 1-{limits.MAX_HITS} (default {limits.MAX_HITS})",
+    )
+    s.add_argument("--trust", choices=limits.TRUST_TIERS)
+    s.add_argument("--state", choices=limits.STATES)
+    s.add_argument("--author", help="GitHub login")
+    s.add_argument("--file", action="append", default=[], help="threads that touched this path")
+    s.add_argument("--error", action="append", default=[], help="threads carrying this error")
+    s.add_argument("--test", action="append", default=[], help="threads naming this test id")
+    s.add_argument("--symbol", action="append", default=[], help="threads naming this symbol")
+    s.add_argument(
+        "--kind",
+        choices=limits.QUESTION_KINDS,
+        help="the question's kind: sets the trust floor (rationale: authoritative only) and "
+        "caps precedent at 5",
+    )
+    s.add_argument("--since", help="documents from this date on, YYYY-MM-DD")
+    _page_flags(s)
+
+    st = verbs.add_parser("status", help="what the index holds")
+    st.add_argument("--repo", type=argtypes.repo, help="owner/name")
+    _page_flags(st)
+
+    ru = verbs.add_parser(
+        "rules",
+        help="the project's rules your change needs (never repeated within a session)",
+        description="The rules whose scope covers FILE..., chosen for --task, minus those "
+        "already sent in this session; the titles of the others are listed once. Session: "
+        "--session, else RELORE_SESSION, else this terminal's POSIX session.",
+    )
+    ru.add_argument("files", nargs="+", metavar="FILE", help="paths relative to the repo root")
+    ru.add_argument("--repo", type=argtypes.repo, required=True, help="owner/name")
+    ru.add_argument(
+        "--task",
+        type=argtypes.task,
+        help=f"your change, in one sentence (<= {limits.MAX_TASK_CHARS} chars)",
+    )
+    ru.add_argument(
+        "--include", action="append", default=[], metavar="ID", help="also send this rule"
+    )
+    ru.add_argument(
+        "--max-tokens",
+        type=argtypes.max_tokens,
+        help=f"stop at this many tokens (>= {limits.MIN_MAX_TOKENS})",
+    )
+    ru.add_argument("--refresh", action="store_true", help="send again what this session was sent")
+    ru.add_argument("--session", type=argtypes.session, help="session id (default: see above)")
+    _page_flags(ru)
+
+    # The code lens: offline over the caller's own tree, never the daemon.
+    th = verbs.add_parser(
+        "thread",
+        help="one thread in capped views: a page, an outline, a comment, the opening post, files",
+        description="A page holds at most 10 comments (the ends and the middle); --after ID "
+        "reads on in order; --focus orders a page (never empties it) and narrows an outline.",
+    )
+    th.add_argument("ref", type=argtypes.thread_ref, help="owner/name#N, or N with --repo")
+    th.add_argument("--repo", type=argtypes.repo, help="owner/name (when REF is a bare number)")
+    view = th.add_mutually_exclusive_group()
+    view.add_argument("--outline", action="store_true", help="one line per comment (≤ 100)")
+    view.add_argument("--full", action="store_true", help="the opening post whole")
+    view.add_argument("--files", action="store_true", help="the changed paths")
+    view.add_argument("--comment", metavar="ID", help="one comment whole")
+    th.add_argument("--after", metavar="ID", help="the comments after this one, in order")
+    th.add_argument(
+        "--focus", type=argtypes.focus, metavar="TEXT", help="order the page by these words"
+    )
+    th.add_argument(
+        "--limit",
+        type=argtypes.comments,
+        default=limits.THREAD_PAGE,
+        help=f"comments per page, 1-{limits.THREAD_PAGE}",
+    )
+    _page_flags(th)
+
+    inf = verbs.add_parser(
+        "inflight", help="open and merged pull requests that claim to close an issue"
+    )
+    inf.add_argument("ref", type=argtypes.thread_ref, help="owner/name#N, or N with --repo")
+    inf.add_argument("--repo", type=argtypes.repo, help="owner/name (when REF is a bare number)")
+    _page_flags(inf)
+
+    # Answered by the daemon from its working clone of the repository (`relored clone`).
+    w = verbs.add_parser(
+        "why",
+        help="who wrote a line, the pull request that carried it, and what reviewers said",
+        description="Blames PATH:LINE in the daemon's clone at HEAD and returns the pull "
+        "request that carried the commit with the review comments anchored near the line, "
+        "then two lists: the line's revision chain (git log -L) and its origin chain (git "
+        "log -S on its most distinctive word that reaches further back).",
+    )
+    w.add_argument(
+        "target", type=argtypes.path_line, metavar="PATH:LINE", help="e.g. src/app.py:42"
+    )
+    w.add_argument("--repo", type=argtypes.repo, required=True, help="owner/name")
+    _page_flags(w)
+
+    sy = verbs.add_parser("symbol", help="where NAME is defined, in the daemon's clone at HEAD")
+    sy.add_argument("name", type=argtypes.identifier, help="an identifier")
+    sy.add_argument("--repo", type=argtypes.repo, required=True, help="owner/name")
+    sy.add_argument("--path", help="only under this directory or file")
+    sy.add_argument("--limit", type=argtypes.rows(DEFS_CAP), help=f"rows, 1-{DEFS_CAP}")
+    _page_flags(sy)
+
+    g = verbs.add_parser("grep", help="git grep over the daemon's clone at HEAD, capped")
+    g.add_argument("pattern", type=argtypes.pattern, help="an extended regular expression")
+    g.add_argument("--repo", type=argtypes.repo, required=True, help="owner/name")
+    g.add_argument("--fixed", action="store_true", help="PATTERN is a fixed string")
+    g.add_argument("-i", "--ignore-case", action="store_true", help="ignore case")
+    g.add_argument("--path", help="only under this path")
+    g.add_argument("--limit", type=argtypes.clone_rows, help=f"lines, 1-{limits.CLONE_ROWS}")
+    _page_flags(g)
+
+    cp = verbs.add_parser(
+        "copies", help="the `# Copied from` markers that point at NAME (HuggingFace style)"
+    )
+    cp.add_argument(
+        "name", type=argtypes.identifier, help="e.g. LlamaRMSNorm or modeling_llama.LlamaMLP"
+    )
+    cp.add_argument("--repo", type=argtypes.repo, required=True, help="owner/name")
+    cp.add_argument("--limit", type=argtypes.clone_rows, help=f"rows, 1-{limits.CLONE_ROWS}")
+    _page_flags(cp)
+
+    m = verbs.add_parser("map", help="the tree's defined names, ranked (offline, tree-sitter)")
+    m.add_argument("path", nargs="?", default=".", help="directory or file (default .)")
+    m.add_argument(
+        "--limit", type=argtypes.rows(MAP_CAP), default=MAP_CAP, help=f"rows, 1-{MAP_CAP}"
+    )
+    m.add_argument("--offset", type=argtypes.offset, default=0, help="skip this many rows first")
+    m.add_argument("--json", action="store_true", help="the page as JSON")
+
+    d = verbs.add_parser("defs", help="where NAME is defined (offline, tree-sitter)")
+    d.add_argument("name", help="an identifier: function, method, class, type")
+    d.add_argument("--path", default=".", help="directory or file to read (default .)")
+    d.add_argument(
+        "--limit", type=argtypes.rows(DEFS_CAP), default=DEFS_CAP, help=f"rows, 1-{DEFS_CAP}"
+    )
+    d.add_argument("--offset", type=argtypes.offset, default=0, help="skip this many rows first")
+    d.add_argument("--json", action="store_true", help="the page as JSON")
+
+    r = verbs.add_parser("refs", help="every occurrence of NAME, by kind (offline, tree-sitter)")
+    r.add_argument("name", help="an identifier")
+    r.add_argument("--path", default=".", help="directory or file to read (default .)")
+    r.add_argument("--kind", choices=["definition", "call", "attribute", "name"])
+    r.add_argument(
+        "--limit", type=argtypes.rows(REFS_CAP), default=REFS_CAP, help=f"rows, 1-{REFS_CAP}"
+    )
+    r.add_argument("--offset", type=argtypes.offset, default=0, help="skip this many rows first")
+    r.add_argument("--json", action="store_true", help="the page as JSON")
+    return parser

@@ -1,0 +1,28 @@
+"""Every limit a request is checked against at both ends, written once. Stdlib only.
+
+The client refuses a request that breaks one before sending it (exit 2, nothing sent); the
+daemon refuses the same request with a 400 and the OpenAPI document states it. Both read
+the number from here, so the two ends can never disagree about what is allowed.
+"""
+
+from __future__ import annotations
+
+# --- search -----------------------------------------------------------------------------------
+MAX_QUERY_CHARS = 2000  # the query, and each --file/--error/--test/--symbol value
+MAX_SIGNAL_VALUES = 5  # values of one signal filter (--file, --error, --test, --symbol)
+MAX_HITS = 10  # hits on one search page; --limit may ask for fewer
+TRUST_TIERS = ("authoritative", "reported", "machine")
+STATES = ("open", "closed", "merged")
+QUESTION_KINDS = ("failure", "rationale", "precedent")  # --kind
+
+# --- thread -----------------------------------------------------------------------------------
+THREAD_PAGE = 10  # comments on one page; --limit may ask for fewer
+MAX_FOCUS_CHARS = 500
+
+# --- rules ------------------------------------------------------------------------------------
+MAX_TASK_CHARS = 500  # --task: one sentence about the change
+MIN_MAX_TOKENS = 100  # --max-tokens
+
+# --- answers from the working clone --------------------------------------------------------
+MAX_PATTERN_CHARS = 500  # grep's pattern
+CLONE_ROWS = 50  # rows on one grep or copies page; --limit may ask for fewer

@@ -1,0 +1,160 @@
+"""What a page must say besides its counts and its items, stated once, as data.
+
+Every search, thread and inflight page carries ``notices``: a list, in reading order, of
+``{"kind": K, "place": P, "text": sentence}`` (plus the facts the sentence was made from).
+``kind`` is one of :data:`KINDS`; ``place`` is where a renderer shows it:
+
+- ``title``: in parentheses after the thread's own line (inflight: the thread is not indexed);
+- ``count``: in parentheses after the line that states the page's count;
+- ``before``: a line of its own before the items;
+- ``after``: a line of its own after them.
+
+The sentence is written here and nowhere else: ``client/render.py`` (the text ``relore``
+prints, and ``format=text``) and ``serve/static/app.js`` (the page at ``/``) print ``text``
+verbatim at ``place`` and word nothing of their own, so the CLI and the page can never
+disagree about what a page left out, widened, lowered, capped or cut. A new thing to say is a
+new kind here, in the OpenAPI document (it reads :data:`KINDS`) and in the Node test's pages.
+
+Built from the page's own facts (the fields stay on the page for scripts) by
+:func:`stated`, which wraps the three functions that build those pages.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from relore.contract import sanitize
+
+PLACES = ("title", "count", "before", "after")
+
+# kind -> what it says (the OpenAPI document shows these)
+KINDS = {
+    # search
+    "per_thread_cap": "more documents matched than the page counts: at most N per thread",
+    "expanded": "a pasted traceback was split into legs, each searched, then merged",
+    "normalized_filters": "the filters as the index compared them",
+    "widened": "no document carried every term: ranked by how many terms each carries",
+    "trust_lowered": "nothing at the question's trust floor answered: a lower tier is shown",
+    "candidate_cap": "ranking stopped at the candidate cap: not every match was ranked",
+    "no_matches": "nothing matched (with the filters that zeroed the page)",
+    # thread
+    "focus": "how many comments carry a focus word",
+    "focus_widened": "no comment carried a focus word: the outline is shown whole",
+    "capped": "the outline stopped at its row cap",
+    "files_truncated": "GitHub lists at most 3,000 changed files: a path may be missing",
+    "not_found": "the comment asked for is not in this thread",
+    "more": "more comments follow: how to read on",
+    # inflight
+    "not_indexed": "the issue itself is not indexed (claims to close it are)",
+    "no_pulls": "no open or merged pull request claims to close it",
+}
+
+
+def _notice(kind: str, place: str, text: str, **facts) -> dict:
+    assert kind in KINDS and place in PLACES, (kind, place)
+    return {"kind": kind, "place": place, "text": text, **facts}
+
+
+def _value(value) -> str:
+    """A filter value as the text renderer has always shown it (flattened first: a value
+    breaks no line of ours before or after the envelope's scrub)."""
+    if isinstance(value, list | tuple):
+        return str([sanitize.flat(str(v)) for v in value])
+    return sanitize.flat(str(value))
+
+
+def filters_text(filters: dict) -> str:
+    """``k=v, …``: the request's filters, as the search page's head and ``no_matches`` say them."""
+    return ", ".join(f"{k}={_value(v)}" for k, v in filters.items())
+
+
+def search(page: dict) -> list[dict]:
+    notices = []
+    if page.get("matches", 0) > page["total"]:
+        cap = page["per_thread_cap"]
+        text = f"{page['matches']} matching documents, at most {cap} per thread"
+        notices.append(_notice("per_thread_cap", "count", text, per_thread_cap=cap))
+    if page.get("expanded"):
+        legs = ", ".join(f"{leg['leg']} ({leg['returned']})" for leg in page.get("legs", []))
+        notices.append(
+            _notice("expanded", "before", f"expanded a traceback into legs, merged: {legs}")
+        )
+    if page.get("normalized_filters"):
+        shown = "; ".join(f"{k}: {', '.join(v)}" for k, v in page["normalized_filters"].items())
+        text = f"filters as the index holds them: {shown}"
+        notices.append(_notice("normalized_filters", "before", text))
+    if page.get("widened"):
+        text = (
+            "widened: no document carries every term; showing documents ranked by how many "
+            "of the terms they carry"
+        )
+        notices.append(_notice("widened", "before", text))
+    if page.get("trust_lowered"):
+        lowered = page["trust_lowered"]
+        text = (
+            f"trust floor lowered: nothing {'/'.join(lowered['from'])} answered; showing "
+            f"{'/'.join(lowered['to'])} (each hit names its tier)"
+        )
+        notices.append(_notice("trust_lowered", "before", text))
+    if page.get("candidate_cap"):
+        cap = page["candidate_cap"]
+        text = (
+            f"ranked the first {cap} matching documents found, not every match: add a term "
+            "or a filter to narrow"
+        )
+        notices.append(_notice("candidate_cap", "before", text, candidate_cap=cap))
+    if not page["hits"]:
+        filters = filters_text(page.get("filters", {}))
+        text = "no matches" + (f" with filters {filters}" if filters else "")
+        notices.append(_notice("no_matches", "before", text))
+    return notices
+
+
+def thread(page: dict) -> list[dict]:
+    notices = []
+    mode = page["mode"]
+    matched = page.get("focus_matched")
+    if mode == "outline" and matched is not None:
+        if page.get("focus_widened"):
+            text = f"{matched} match the focus, none did: showing all"
+            notices.append(_notice("focus_widened", "count", text))
+        else:
+            notices.append(_notice("focus", "count", f"{matched} match the focus"))
+    if mode == "page" and matched is not None:
+        text = f"{matched} of {page['total']} carry a focus word"
+        notices.append(_notice("focus", "before", text))
+    if mode == "outline" and page.get("capped"):
+        text = f"CAPPED: {page['capped']}; read on with --after, or narrow with --focus"
+        notices.append(_notice("capped", "after", text))
+    if page.get("missing"):
+        kind = "files_truncated" if mode == "files" else "not_found"
+        notices.append(_notice(kind, "after", page["missing"]))
+    if mode not in ("outline", "files", "full") and page.get("next_after"):
+        text = f"more: --after {page['next_after']}, or --outline for every comment"
+        notices.append(_notice("more", "after", text, after=page["next_after"]))
+    return notices
+
+
+def inflight(page: dict) -> list[dict]:
+    notices = []
+    if page["thread"].get("indexed") is False:
+        notices.append(_notice("not_indexed", "title", "not indexed; claims to close it are"))
+    if not page["pulls"]:
+        notices.append(_notice("no_pulls", "after", "none open or merged"))
+    return notices
+
+
+def stated(build):
+    """Put ``build(page)`` on the page a wrapped coroutine returns (``None`` stays ``None``)."""
+
+    def decorate(func):
+        @functools.wraps(func)
+        async def wrapper(*args, **kwargs):
+            page = await func(*args, **kwargs)
+            if page is not None:
+                page["notices"] = build(page)
+            return page
+
+        return wrapper
+
+    return decorate

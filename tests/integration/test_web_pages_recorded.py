@@ -1,0 +1,56 @@
+"""The pages the page's Node test renders (tests/fixtures/web_pages.json) are what the real
+daemon serves: built here over a real index and compared, notice by notice. With
+``RELORE_RECORD_WEB_PAGES=1`` the recording is written anew instead (then commit it)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from fixtures import indexed, web_pages
+from starlette.testclient import TestClient
+
+from relore.client import render
+from relore.serve import notices, ranking
+from relore.serve.app import Settings, create_app
+
+pytestmark = pytest.mark.slow
+
+RENDERERS = {
+    "search": render.search_page,
+    "thread": render.thread_page,
+    "inflight": render.inflight_page,
+}
+
+
+@pytest.fixture(scope="module")
+def live(module_db_url, tmp_path_factory, run_dbt):
+    w = web_pages.world()
+    reader = indexed.build(module_db_url, tmp_path_factory.mktemp("dbt"), run_dbt, w)
+    cap = ranking.CANDIDATE_CAP
+    ranking.CANDIDATE_CAP = web_pages.CANDIDATE_CAP
+    try:
+        app = create_app(Settings(reader))
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            pages = web_pages.record(client, w)
+    finally:
+        ranking.CANDIDATE_CAP = cap
+    if os.environ.get("RELORE_RECORD_WEB_PAGES"):
+        web_pages.save(pages)
+    return pages
+
+
+def test_the_recorded_pages_say_what_the_daemon_says(live):
+    assert web_pages.said(web_pages.load()) == web_pages.said(live)
+
+
+def test_the_recording_shows_every_notice_kind(live):
+    shown = {kind for said in web_pages.said(live).values() for kind, _, _ in said}
+    assert shown == set(notices.KINDS)
+
+
+def test_relore_prints_every_notice_of_every_recorded_page_verbatim(live):
+    for name, entry in live.items():
+        text = RENDERERS[entry["route"]](entry["page"])
+        for notice in entry["page"]["notices"]:
+            assert notice["text"] in text, (name, notice["kind"])
