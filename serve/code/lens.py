@@ -22,14 +22,14 @@ from collections import Counter
 from pathlib import Path
 
 from relore.client.code import DEFS_CAP
+from relore.contract import limits
 from relore.contract.envelope import one_line, quote
 from relore.serve.code import clones
 from relore.serve.code.git import Budget, Git, GitFailed, GitTimeout
 
-GREP_CAP = 50
-COPIES_CAP = 50
+GREP_CAP = COPIES_CAP = limits.CLONE_ROWS
 LINE_CHARS = 200
-MAX_PATTERN_CHARS = 500
+MAX_PATTERN_CHARS = limits.MAX_PATTERN_CHARS
 SYMBOL_TIMEOUT_S = 60.0
 # at most this many `symbol` parses run at once per daemon (each is a thread of tree-sitter
 # work); the wait for one counts against the request's deadline
