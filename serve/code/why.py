@@ -31,8 +31,9 @@ from psycopg_pool import AsyncConnectionPool
 from relore.contract import stamps
 from relore.contract.envelope import one_line, quote
 from relore.contract.sanitize import fence
-from relore.serve.code import clones
+from relore.serve import inputs, repos
 from relore.serve.code.git import Budget, BudgetSpent, Git, GitFailed, GitTimeout
+from relore.serve.errors import BadRequest, NotFound
 from relore.serve.thread import WHOLE_COMMENT, comment_row
 
 REVISIONS_CAP = 20
@@ -111,9 +112,9 @@ class WhyRequest:
 
 def parse_request(params) -> WhyRequest:
     return WhyRequest(
-        repo=clones.repo(params),
-        path=clones.path(params.get("path")),
-        line=clones.line(params.get("line")),
+        repo=inputs.repo(params),
+        path=inputs.path(params),
+        line=inputs.line(params),
     )
 
 
@@ -433,29 +434,24 @@ async def _merge_that_carried(git: Git, sha: str) -> Commit | None:
 
 # --- the marts --------------------------------------------------------------------------------
 
-_INDEXED = "select 1 from marts.threads where lower(repo) = lower(%(repo)s) limit 1"
-
 _ALIASES = """
 select distinct a.path
-from marts.relore_path_aliases(%(repo)s::text, %(paths)s::text[]) as a (path)
+from marts.relore_path_aliases(%(repo_id)s::bigint, %(paths)s::text[]) as a (path)
 """
 
 _CARRIED = """
 select c.sha, c.thread_number as number, c.source
 from marts.thread_commits as c
 join marts.threads as t on t.repo_id = c.repo_id and t.number = c.thread_number
-where lower(t.repo) = lower(%(repo)s) and t.kind = 'pr' and not t.is_deleted
+where t.repo_id = %(repo_id)s and t.kind = 'pr' and not t.is_deleted
   and c.sha = any(%(shas)s) and c.source in ('merge_commit', 'head', 'review_anchor')
 """
 
 _PULLS = """
-select t.number, t.title, t.state, t.is_merged, t.merged_at, t.created_at, t.url,
-       t.author_login,
-       (select d.trust_tier from marts.documents as d
-        where d.repo_id = t.repo_id and d.thread_number = t.number
-          and d.document_kind = 'opening_post' limit 1) as trust
+select t.number, t.title, t.display_state, t.merged_at, t.created_at, t.url,
+       t.author_login, t.opening_post_trust
 from marts.threads as t
-where lower(t.repo) = lower(%(repo)s) and t.kind = 'pr' and not t.is_deleted
+where t.repo_id = %(repo_id)s and t.kind = 'pr' and not t.is_deleted
   and t.number = any(%(numbers)s)
 """
 
@@ -465,8 +461,7 @@ select"""
     + WHOLE_COMMENT
     + """
 from marts.documents as d
-join marts.threads as t on t.repo_id = d.repo_id and t.number = d.thread_number
-where lower(t.repo) = lower(%(repo)s) and d.thread_number = %(number)s
+where d.repo_id = %(repo_id)s and d.thread_number = %(number)s
   and d.document_kind = 'review_comment' and not d.is_deleted
   and d.path = any(%(paths)s)
 group by d.source_document_id
@@ -487,17 +482,20 @@ class _Marts:
             return await cur.fetchall()
 
 
-async def _aliases(marts: _Marts, repo: str, paths: list[str]) -> list[str]:
-    return sorted(r["path"] for r in await marts.rows(_ALIASES, {"repo": repo, "paths": paths}))
+async def _aliases(marts: _Marts, repo_id: int | None, paths: list[str]) -> list[str]:
+    if repo_id is None:  # not indexed: no other names known (null would be every repo's)
+        return sorted({p for p in paths if p is not None})
+    rows = await marts.rows(_ALIASES, {"repo_id": repo_id, "paths": paths})
+    return sorted(r["path"] for r in rows)
 
 
-async def _map_commits(marts: _Marts, repo: str, commits: list[Commit]) -> dict[str, dict]:
+async def _map_commits(marts: _Marts, repo_id: int, commits: list[Commit]) -> dict[str, dict]:
     """sha -> the pull request that carried it, with how we know (``via``)."""
     shas = sorted({c.sha for c in commits})
     if not shas:
         return {}
     by_sha: dict[str, list[tuple[str, int]]] = {}
-    for row in await marts.rows(_CARRIED, {"repo": repo, "shas": shas}):
+    for row in await marts.rows(_CARRIED, {"repo_id": repo_id, "shas": shas}):
         by_sha.setdefault(row["sha"], []).append((row["source"], row["number"]))
     subjects = {c.sha: subject_number(c.subject) for c in commits}
     numbers = sorted(
@@ -507,7 +505,8 @@ async def _map_commits(marts: _Marts, repo: str, commits: list[Commit]) -> dict[
     if not numbers:
         return {}
     pulls = {
-        row["number"]: row for row in await marts.rows(_PULLS, {"repo": repo, "numbers": numbers})
+        row["number"]: row
+        for row in await marts.rows(_PULLS, {"repo_id": repo_id, "numbers": numbers})
     }
     mapped = {}
     for sha in shas:
@@ -526,9 +525,9 @@ def _pull(row: dict) -> dict:
     return {
         "number": row["number"],
         "title": one_line(row["title"]),
-        "state": "merged" if row["is_merged"] else row["state"],
+        "state": row["display_state"],
         "author": row["author_login"],
-        "trust": row["trust"],
+        "trust": row["opening_post_trust"],
         "url": row["url"],
         "date": stamps.date(row["created_at"]),
         "age": stamps.age(row["created_at"]),
@@ -544,9 +543,11 @@ def _short_pull(pull: dict | None) -> dict | None:
 
 
 async def _review_comments(
-    marts: _Marts, repo: str, number: int, paths: list[str], lines: set[int]
+    marts: _Marts, repo_id: int, number: int, paths: list[str], lines: set[int]
 ) -> dict:
-    rows = await marts.rows(_REVIEW_COMMENTS, {"repo": repo, "number": number, "paths": paths})
+    rows = await marts.rows(
+        _REVIEW_COMMENTS, {"repo_id": repo_id, "number": number, "paths": paths}
+    )
     near = []
     for row in rows:
         anchors = {a for a in (row["line"], row["original_line"]) if a is not None}
@@ -584,7 +585,9 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
     git = Git(clone, budget)
     marts = _Marts(pool)
     head = (await git.run(["rev-parse", "HEAD"], what="git rev-parse HEAD")).text.strip()
-    indexed = bool(await marts.rows(_INDEXED, {"repo": request.repo}))
+    found = await marts.rows(repos.FIND, {"repo": request.repo})
+    repo_id = found[0]["repo_id"] if found else None
+    indexed = repo_id is not None
     try:
         blob = await git.run(
             ["cat-file", "blob", f"HEAD:{request.path}"],
@@ -592,19 +595,19 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
             keep_bytes=MAX_FILE_BYTES,
         )
     except GitFailed:
-        known = await _aliases(marts, request.repo, [request.path])
+        known = await _aliases(marts, repo_id, [request.path])
         others = [p for p in known if p != request.path][:MAX_ALIASES]
-        raise clones.NotFound(
+        raise NotFound(
             f"{request.path} is not a file at HEAD ({head[:12]}) of {request.repo}'s clone"
             + (f"; the same file has also been: {', '.join(map(fence, others))}" if others else "")
         ) from None
     if not blob.complete:
-        raise clones.BadRequest(f"{request.path} is over {MAX_FILE_BYTES:,} bytes: not blamed here")
+        raise BadRequest(f"{request.path} is over {MAX_FILE_BYTES:,} bytes: not blamed here")
     if "\x00" in blob.text[:8000]:
-        raise clones.BadRequest(f"{request.path} is a binary file: it has no lines to blame")
+        raise BadRequest(f"{request.path} is a binary file: it has no lines to blame")
     lines = _lines(blob.text)
     if request.line > len(lines):
-        raise clones.BadRequest(
+        raise BadRequest(
             f"{request.path} has {len(lines)} lines at HEAD ({head[:12]}); line "
             f"{request.line} is past its end"
         )
@@ -626,7 +629,7 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
     blame = _blame(porcelain.text)
     revisions, revision_state = await _revisions(git, request.path, request.line)
     names = list(dict.fromkeys([request.path, blame["filename"] or request.path]))
-    known = await _aliases(marts, request.repo, names)
+    known = await _aliases(marts, repo_id, names)
     paths = list(dict.fromkeys([*names, *known]))[:MAX_ALIASES]
     origin = await _origin(
         git, budget, lines, request.line, revisions, bool(revision_state.get("capped")), paths
@@ -636,11 +639,11 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
     mapped: dict[str, dict] = {}
     carrier: Commit | None = None
     if indexed:
-        mapped = await _map_commits(marts, request.repo, [blamed, *revisions, *origin_commits])
+        mapped = await _map_commits(marts, repo_id, [blamed, *revisions, *origin_commits])
         if blame["sha"] not in mapped and not blame["boundary"]:
             carrier = await _merge_that_carried(git, blame["sha"])
             if carrier is not None:
-                via_merge = await _map_commits(marts, request.repo, [carrier])
+                via_merge = await _map_commits(marts, repo_id, [carrier])
                 if carrier.sha in via_merge:
                     mapped[blame["sha"]] = {
                         **via_merge[carrier.sha],
@@ -650,7 +653,7 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
     comments = None
     if pull is not None:
         comments = await _review_comments(
-            marts, request.repo, pull["number"], paths, {request.line, blame["original_line"]}
+            marts, repo_id, pull["number"], paths, {request.line, blame["original_line"]}
         )
     page: dict = {
         "repo": request.repo,
