@@ -96,7 +96,13 @@ def path_line(value: str) -> tuple[str, int]:
 
 
 def identifier(value: str) -> str:
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", value or ""):
+    if len(value) > patterns.MAX_NAME_CHARS or not patterns.IDENTIFIER_RE.fullmatch(value):
+        raise argparse.ArgumentTypeError(f"expected an identifier, got {value!r}")
+    return value
+
+
+def dotted_name(value: str) -> str:
+    if len(value) > patterns.MAX_NAME_CHARS or not patterns.DOTTED_NAME_RE.fullmatch(value):
         raise argparse.ArgumentTypeError(
             f"expected an identifier (or a.dotted.Name), got {value!r}"
         )

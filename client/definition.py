@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
         "copies", help="the `# Copied from` markers that point at NAME (HuggingFace style)"
     )
     cp.add_argument(
-        "name", type=argtypes.identifier, help="e.g. LlamaRMSNorm or modeling_llama.LlamaMLP"
+        "name", type=argtypes.dotted_name, help="e.g. LlamaRMSNorm or modeling_llama.LlamaMLP"
     )
     cp.add_argument("--repo", type=argtypes.repo, required=True, help="owner/name")
     cp.add_argument("--limit", type=argtypes.clone_rows, help=f"rows, 1-{limits.CLONE_ROWS}")

@@ -12,6 +12,9 @@ REPO_RE = re.compile(REPO)
 THREAD_REF_RE = re.compile(rf"(?:({REPO})#)?#?([0-9]+)")
 SESSION_RE = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
 RULE_ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")  # `symbol`'s name
+DOTTED_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,15}")  # `copies`
+MAX_NAME_CHARS = 300
 
 
 def is_repo(value: str | None) -> bool:

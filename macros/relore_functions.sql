@@ -11,7 +11,7 @@
       relore_markdown_to_text(text)       macro markdown_to_text as a function
       relore_chunks(text, int)            markdown split on paragraph boundaries, ~N chars each
       relore_path_normal_form(text)       separators, drive, ./, site-packages, :line suffixes
-      relore_path_aliases(repo, text[])   setof text: the paths and every other name their
+      relore_path_aliases(repo_id, text[]) setof text: the paths and every other name their
                                           file had (marts.path_aliases, either side longer)
       relore_is_prose_path(text)          the heuristic for a token in prose (never for
                                           GitHub's own file lists or review anchors)
@@ -161,12 +161,14 @@ end
 $fn$;
 
 -- The caller's normalised paths and every other name their file had in a repository's
--- history (marts.path_aliases; in_repo null: any repository's), matched the way --file
+-- history (marts.path_aliases; in_repo_id null: any repository's), matched the way --file
 -- matches thread_files: exactly, or with either side the longer (an absolute path from a
 -- traceback, a relative one in the index). Created before the mart exists on a first
--- build, so the body is checked when called, not now.
+-- build, so the body is checked when called, not now. (It took the repository's name
+-- before serve resolved a name to its repo_id once per request.)
+drop function if exists {{ s }}.relore_path_aliases(text, text[]);
 set check_function_bodies = off;
-create or replace function {{ s }}.relore_path_aliases(in_repo text, paths text[])
+create or replace function {{ s }}.relore_path_aliases(in_repo_id bigint, paths text[])
 returns setof text
 language sql stable parallel safe as $fn$
     select wanted.path
@@ -180,13 +182,7 @@ language sql stable parallel safe as $fn$
             aliases.path = wanted.path
             or wanted.path like '%/' || aliases.path
             or aliases.path like '%/' || wanted.path
-    where
-        in_repo is null
-        or aliases.repo_id in (
-            select threads.repo_id
-            from marts.threads as threads
-            where lower(threads.repo) = lower(in_repo)
-        )
+    where in_repo_id is null or aliases.repo_id = in_repo_id
 $fn$;
 reset check_function_bodies;
 

@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from relore.client import render
 from relore.contract import envelope, wire
 from relore.contract.version import __version__
-from relore.serve import auth, labels, openapi, responses, web
+from relore.serve import auth, errors, inputs, labels, openapi, responses, web
 from relore.serve import search as search_mod
 from relore.serve import status as status_mod
 from relore.serve import thread as thread_mod
@@ -51,7 +51,7 @@ class Settings:
 
 
 _json = responses.json_response
-_error = responses.error_response
+_refusal = responses.refusal
 
 
 class VersionHandshake:
@@ -70,10 +70,11 @@ class VersionHandshake:
                 client_version = value.decode("latin-1")
         path = scope.get("path", "")
         if path.startswith(wire.API_PREFIX) and not wire.compatible(client_version):
-            response = _error(
-                wire.UPGRADE_REQUIRED,
-                wire.mismatch_message(client_version or "?", __version__),
-                daemon_version=__version__,
+            response = _refusal(
+                errors.UpgradeRequired(
+                    wire.mismatch_message(client_version or "?", __version__),
+                    daemon_version=__version__,
+                )
             )
             response.headers[wire.VERSION_HEADER] = __version__
             await response(scope, receive, send)
@@ -110,13 +111,16 @@ class TokenAuth:
                 header = value.decode("latin-1")
         granted = auth.scopes_for(self.tokens, header)
         if granted is None:
-            response = _error(401, "this daemon needs a token: set RELORE_API_TOKEN")
+            response = _refusal(
+                errors.Unauthorized("this daemon needs a token: set RELORE_API_TOKEN")
+            )
             response.headers["www-authenticate"] = "Bearer"
             await response(scope, receive, send)
             return
         needed = auth.scope_for_path(scope.get("path", ""))
         if needed not in granted:
-            await _error(403, f"this token lacks the {needed} scope")(scope, receive, send)
+            refused = errors.Forbidden(f"this token lacks the {needed} scope")
+            await _refusal(refused)(scope, receive, send)
             return
         scope.setdefault("state", {})["scopes"] = granted
         await self.app(scope, receive, send)
@@ -144,7 +148,7 @@ class RefuseForeignHost:
                 f"this daemon does not answer to the Host {host[:100]!r}: only to loopback "
                 "and the names in RELORE_ALLOWED_HOSTS (a guard against DNS rebinding)"
             )
-            await _error(400, message)(scope, receive, send)
+            await _refusal(errors.BadRequest(message))(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
@@ -161,23 +165,14 @@ class RefuseNul:
         if b"%00" in query or b"\x00" in query:
             pairs = urllib.parse.parse_qsl(query.decode("latin-1"), keep_blank_values=True)
             if any("\x00" in k or "\x00" in v for k, v in pairs):
-                await _error(400, "a query parameter contains a NUL character")(
-                    scope, receive, send
-                )
+                refused = errors.BadRequest("a query parameter contains a NUL character")
+                await _refusal(refused)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
 
 def _pool(request: Request) -> AsyncConnectionPool:
     return request.app.state.pool
-
-
-def _format(request: Request) -> str:
-    """``format=json`` (the default) or ``format=text``: the text ``relore`` prints."""
-    chosen = request.query_params.get("format") or "json"
-    if chosen not in ("json", "text"):
-        raise search_mod.BadQuery("format must be json or text")
-    return chosen
 
 
 def _page(page: dict, chosen: str, renderer) -> Response:
@@ -190,80 +185,43 @@ def _page(page: dict, chosen: str, renderer) -> Response:
     return _json(wrapped)
 
 
+# Every route below parses its query with relore.serve.inputs and raises a RequestError
+# (errors.py) for a refusal; a repository is resolved to its repo_id once, inside the verb
+# (repos.require: a 404 naming what is indexed). create_app maps both to responses.
+
+
 async def search_endpoint(request: Request) -> Response:
-    try:
-        search_request = search_mod.parse_request(request.query_params)
-        chosen = _format(request)
-    except search_mod.BadQuery as exc:
-        return _error(400, str(exc))
+    search_request = search_mod.parse_request(request.query_params)
+    chosen = inputs.output_format(request.query_params)
     async with _pool(request).connection() as conn:
-        if search_request.repo and not await _indexed(conn, search_request.repo):
-            return await _not_indexed(conn, search_request.repo)
         page = await search_mod.search(conn, search_request)
     return _page(page, chosen, render.search_page)
 
 
 async def thread_endpoint(request: Request) -> Response:
-    try:
-        thread_request = thread_mod.parse_request(request.query_params)
-        chosen = _format(request)
-    except search_mod.BadQuery as exc:
-        return _error(400, str(exc))
+    thread_request = thread_mod.parse_request(request.query_params)
+    chosen = inputs.output_format(request.query_params)
     async with _pool(request).connection() as conn:
-        if not await _indexed(conn, thread_request.repo):
-            return await _not_indexed(conn, thread_request.repo)
         page = await thread_mod.thread(conn, thread_request)
     if page is None:
-        return _error(404, f"{thread_request.repo}#{thread_request.number} is not indexed")
+        raise errors.NotFound(f"{thread_request.repo}#{thread_request.number} is not indexed")
     return _page(page, chosen, render.thread_page)
 
 
 async def inflight_endpoint(request: Request) -> Response:
-    try:
-        thread_request = thread_mod.parse_request(request.query_params)
-        chosen = _format(request)
-    except search_mod.BadQuery as exc:
-        return _error(400, str(exc))
+    thread_request = thread_mod.parse_request(request.query_params)
+    chosen = inputs.output_format(request.query_params)
     async with _pool(request).connection() as conn:
-        if not await _indexed(conn, thread_request.repo):
-            return await _not_indexed(conn, thread_request.repo)
         page = await thread_mod.inflight(conn, thread_request.repo, thread_request.number)
     if page is None:
-        return _error(404, f"{thread_request.repo}#{thread_request.number} is not indexed")
+        raise errors.NotFound(f"{thread_request.repo}#{thread_request.number} is not indexed")
     return _page(page, chosen, render.inflight_page)
 
 
-async def _indexed(conn: psycopg.AsyncConnection, repo: str) -> bool:
-    # corpus_stats holds one row per repository with documents: a lookup, where the
-    # repo_status view counts every mart (seconds at a million documents, on every read)
-    cur = await conn.execute(
-        "select 1 from marts.corpus_stats where lower(repo) = lower(%s)", (repo,)
-    )
-    return await cur.fetchone() is not None
-
-
-async def _not_indexed(conn: psycopg.AsyncConnection, repo: str) -> Response:
-    """A repository we hold nothing for is not an empty answer: say so, and what we hold."""
-    cur = await conn.execute("select repo from marts.repo_status order by repo")
-    held = [r[0] for r in await cur.fetchall()]
-    return _error(
-        404,
-        f"{repo} is not indexed here"
-        + (f" (indexed: {', '.join(held)})" if held else " (nothing is indexed yet)")
-        + f"; index it with `relored extract --repo {repo}` then `dbt build`",
-        indexed=held,
-    )
-
-
 async def status_endpoint(request: Request) -> Response:
-    repo = request.query_params.get("repo") or None
-    try:
-        chosen = _format(request)
-    except search_mod.BadQuery as exc:
-        return _error(400, str(exc))
+    repo = inputs.repo(request.query_params, required=False)
+    chosen = inputs.output_format(request.query_params)
     async with _pool(request).connection() as conn:
-        if repo and not await _indexed(conn, repo):
-            return await _not_indexed(conn, repo)
         page = await status_mod.status(conn, repo)
     return _page(page, chosen, render.status_page)
 
@@ -271,19 +229,14 @@ async def status_endpoint(request: Request) -> Response:
 async def label_endpoint(request: Request) -> Response:
     settings: Settings = request.app.state.settings
     if not settings.labels_path:
-        return _error(404, "labelling is off: the operator sets RELORE_LABELS_PATH to turn it on")
+        raise errors.NotFound(
+            "labelling is off: the operator sets RELORE_LABELS_PATH to turn it on"
+        )
     scopes = request.scope.get("state", {}).get("scopes")
     if settings.tokens and (scopes is None or "label" not in scopes):
-        return _error(403, "labelling needs a token with the label scope")
-    refused = labels.refuse(request)
-    if refused is not None:
-        return _error(*refused)
-    try:
-        label = labels.parse(await labels.read_body(request))
-    except labels.TooLarge as exc:
-        return _error(413, str(exc))
-    except labels.BadLabel as exc:
-        return _error(400, str(exc))
+        raise errors.Forbidden("labelling needs a token with the label scope")
+    labels.check(request)
+    label = labels.parse(await labels.read_body(request))
     who = "token" if settings.tokens else "loopback"
     record = labels.append(Path(settings.labels_path), label, who)
     return _json({"recorded": True, "at": record["at"]}, 201)
@@ -307,12 +260,6 @@ DATABASE_DOWN = (
     "RELORE_DATABASE_URL (RELORE_READER_DATABASE_URL) where `relored serve` runs"
 )
 POOL_BUSY = "every database connection is busy with other requests: retry in a moment"
-
-
-def _unavailable(message: str, retry_after: int) -> Response:
-    response = _error(503, message)
-    response.headers["retry-after"] = str(retry_after)
-    return response
 
 
 PROBE_EVERY_S = 1.0
@@ -341,21 +288,30 @@ async def _reachable(app: Starlette) -> bool:
 
 async def _database_error(request: Request, exc: Exception) -> Response:
     """Every database failure is a 503 that says what to do, never a bare exception name."""
+    return _refusal(await _unavailable_because(request, exc))
+
+
+async def _unavailable_because(request: Request, exc: Exception) -> errors.Unavailable:
     if isinstance(exc, PoolTimeout):
         # saturated (every connection lent out) or down (the pool cannot open one)
         if await _reachable(request.app):
             log.warning("pool saturated on %s", request.url.path)
-            return _unavailable(POOL_BUSY, 1)
+            return errors.Unavailable(POOL_BUSY, retry_after=1)
         log.warning("database unreachable on %s", request.url.path)
-        return _unavailable(DATABASE_DOWN, 5)
+        return errors.Unavailable(DATABASE_DOWN, retry_after=5)
     log.warning("database error on %s: %s: %s", request.url.path, type(exc).__name__, exc)
     if isinstance(exc, psycopg.errors.UndefinedTable):
-        return _error(503, "the index has not been built: run `dbt build`")
+        return errors.Unavailable("the index has not been built: run `dbt build`")
     if isinstance(exc, psycopg.errors.QueryCanceled):
-        return _error(503, "the query took too long and was cancelled")
+        return errors.Unavailable("the query took too long and was cancelled")
     if isinstance(exc, psycopg.OperationalError):  # AdminShutdown, a dropped connection
-        return _unavailable(DATABASE_DOWN, 5)
-    return _error(503, f"database error: {type(exc).__name__}")
+        return errors.Unavailable(DATABASE_DOWN, retry_after=5)
+    return errors.Unavailable(f"database error: {type(exc).__name__}")
+
+
+async def _refused(request: Request, exc: errors.RequestError) -> Response:
+    """Every refusal a route raises, through the one encoder and sanitiser."""
+    return _refusal(exc)
 
 
 def create_app(settings: Settings) -> Starlette:
@@ -401,7 +357,7 @@ def create_app(settings: Settings) -> Starlette:
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={psycopg.Error: _database_error},
+        exception_handlers={errors.RequestError: _refused, psycopg.Error: _database_error},
     )
     app.state.settings = settings
     app.add_middleware(RefuseNul)

@@ -17,37 +17,30 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from relore.serve.errors import BadRequest, Forbidden, TooLarge, UnsupportedMediaType
+
 MAX_BODY = 16_384
 GRADES = (0, 1, 2)
 _lock = threading.Lock()
 
 
-class BadLabel(ValueError):
-    pass
-
-
-class TooLarge(BadLabel):
-    pass
-
-
-def refuse(request) -> tuple[int, str] | None:
-    """(status, message) when the request is not one a label may come in, else None."""
+def check(request) -> None:
+    """Refuse a request a label may not come in (415, 403, 400, 413), before its body."""
     media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media != "application/json":
-        return 415, "a label is posted as application/json"
+        raise UnsupportedMediaType("a label is posted as application/json")
     origin = request.headers.get("origin")
     # the page's own origin names the Host it was served from (the scheme is left out:
     # behind a TLS proxy the page is https and the daemon sees http)
     own = request.headers.get("host", "").lower()
     if origin is not None and urlsplit(origin.strip()).netloc.lower() != own:
-        return 403, "labels are not accepted from another origin"
+        raise Forbidden("labels are not accepted from another origin")
     length = request.headers.get("content-length")
     if length is not None:
         if not length.strip().isdigit():
-            return 400, "Content-Length must be a whole number"
+            raise BadRequest("Content-Length must be a whole number")
         if int(length) > MAX_BODY:
-            return 413, f"a label is at most {MAX_BODY} bytes"
-    return None
+            raise TooLarge(f"a label is at most {MAX_BODY} bytes")
 
 
 async def read_body(request) -> bytes:
@@ -62,24 +55,24 @@ async def read_body(request) -> bytes:
 
 def parse(body: bytes) -> dict:
     if len(body) > MAX_BODY:
-        raise BadLabel(f"a label is at most {MAX_BODY} bytes")
+        raise TooLarge(f"a label is at most {MAX_BODY} bytes")
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise BadLabel("the body must be a JSON object") from exc
+        raise BadRequest("the body must be a JSON object") from exc
     if not isinstance(data, dict):
-        raise BadLabel("the body must be a JSON object")
+        raise BadRequest("the body must be a JSON object")
     query, target, grade = (
         data.get("query"),
         data.get("document_id") or data.get("url"),
         data.get("grade"),
     )
     if not isinstance(query, str) or not query.strip():
-        raise BadLabel("query (the search text that was judged) is required")
+        raise BadRequest("query (the search text that was judged) is required")
     if not isinstance(target, str) or not target:
-        raise BadLabel("document_id or url (what was judged) is required")
+        raise BadRequest("document_id or url (what was judged) is required")
     if grade not in GRADES:
-        raise BadLabel("grade must be 0 (not relevant), 1 (partly) or 2 (answers it)")
+        raise BadRequest("grade must be 0 (not relevant), 1 (partly) or 2 (answers it)")
     note = data.get("note")
     return {
         "query": query[:2000],

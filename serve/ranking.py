@@ -28,7 +28,7 @@ PATH_BONUS = 0.5
 ADMISSIBLE = """
     not d.is_deleted
     and d.trust_tier = any(%(tiers)s)
-    and (%(repo)s::text is null or lower(d.repo) = lower(%(repo)s))
+    and (%(repo_id)s::bigint is null or d.repo_id = %(repo_id)s)
     and (%(author)s::text is null or lower(d.author_login) = lower(%(author)s))
     and (%(since)s::date is null or d.created_at >= %(since)s::date)
     and (
@@ -99,7 +99,7 @@ idf as materialized (
     from lexemes as l
     cross join marts.corpus_stats as c
     left join marts.lexeme_stats as s on s.repo_id = c.repo_id and s.lexeme = l.lexeme
-    where %(repo)s::text is null or lower(c.repo) = lower(%(repo)s)
+    where %(repo_id)s::bigint is null or c.repo_id = %(repo_id)s
 ),
 """
 
@@ -265,7 +265,7 @@ page as (
     limit %(limit)s
 )
 select
-    d.repo, p.thread_number as number, t.kind, t.state, t.is_merged, t.title, d.url,
+    d.repo, p.thread_number as number, t.kind, t.display_state, t.title, d.url,
     p.document_id, d.document_kind, d.author_login as author, d.trust_tier as trust,
     p.created_at, p.score, p.total, p.matches, p.matched_terms, d.path,
     left(

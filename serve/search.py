@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from datetime import date
 from typing import NamedTuple
 
 from psycopg import AsyncConnection
@@ -22,16 +21,13 @@ from relore.contract.envelope import one_line, quote
 from relore.contract.limits import MAX_HITS as MAX_LIMIT
 from relore.contract.limits import MAX_QUERY_CHARS, MAX_SIGNAL_VALUES, STATES, TRUST_TIERS
 from relore.contract.limits import QUESTION_KINDS as KINDS
-from relore.serve import notices, ranking
+from relore.serve import inputs, notices, ranking, repos
+from relore.serve.errors import BadRequest
 from relore.serve.terms import MAX_TERMS
 from relore.serve.terms import TERM_RE as _TERM_RE
 
 PER_THREAD = 3
 SNIPPET_CHARS = 400
-
-
-class BadQuery(ValueError):
-    """A request we will not run, with what is wrong with it."""
 
 
 # What a kind of question may be answered from (machine text only ever by name, trust=machine)
@@ -48,6 +44,8 @@ SIGNALS = ("file", "error", "test", "symbol")
 class SearchRequest:
     text: str
     repo: str | None = None
+    # the repository's id, resolved once by search() (repos.require)
+    repo_id: int | None = None
     limit: int = MAX_LIMIT
     trust: str | None = None
     state: str | None = None
@@ -88,69 +86,29 @@ class SearchRequest:
         return plain
 
 
-def _many(params, name: str) -> tuple[str, ...]:
-    getter = getattr(params, "getlist", None)
-    values = getter(name) if getter else ([params[name]] if params.get(name) else [])
-    cleaned = tuple(dict.fromkeys(v.strip() for v in values if v and v.strip()))
-    if len(cleaned) > MAX_SIGNAL_VALUES:
-        raise BadQuery(f"at most {MAX_SIGNAL_VALUES} --{name} values")
-    for value in cleaned:
-        if len(value) > MAX_QUERY_CHARS or "\x00" in value:
-            raise BadQuery(f"--{name} is at most {MAX_QUERY_CHARS} characters, without NUL")
-    return cleaned
-
-
-def _is_date(value: str) -> bool:
-    """A real calendar date in ASCII digits: ``\\d`` also takes other scripts' digits, and a
-    2024-13-45 that reached ``::date`` was a database error (a 503), not a 400."""
-    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
-        return False
-    try:
-        date.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
-
-
 def parse_request(params) -> SearchRequest:
-    text = params.get("q", "")
-    if "\x00" in text:
-        raise BadQuery("the query contains a NUL character")
-    if len(text) > MAX_QUERY_CHARS:
-        raise BadQuery(f"the query is {len(text)} characters; at most {MAX_QUERY_CHARS}")
+    text = inputs.text(params, "q", MAX_QUERY_CHARS, what="the query") or ""
     terms = tuple(dict.fromkeys(t.lower() for t in _TERM_RE.findall(text)))[:MAX_TERMS]
-    signals = {name: _many(params, name) for name in SIGNALS}
+    signals = {
+        name: inputs.many(params, name, MAX_SIGNAL_VALUES, MAX_QUERY_CHARS) for name in SIGNALS
+    }
     if not terms and not any(signals.values()):
-        raise BadQuery("the query has no searchable words (and no --file/--error/--test/--symbol)")
-    try:
-        limit = int(params.get("limit", MAX_LIMIT))
-    except ValueError as exc:
-        raise BadQuery("limit must be an integer") from exc
-    if not 1 <= limit <= MAX_LIMIT:
-        raise BadQuery(f"limit must be between 1 and {MAX_LIMIT}")
-    trust = params.get("trust") or None
-    if trust is not None and trust not in TRUST_TIERS:
-        raise BadQuery(f"trust must be one of {', '.join(TRUST_TIERS)}")
-    state = params.get("state") or None
-    if state is not None and state not in STATES:
-        raise BadQuery("state must be open, closed or merged")
-    kind = params.get("kind") or None
-    if kind is not None and kind not in KINDS:
-        raise BadQuery(f"kind must be one of {', '.join(KINDS)}")
+        raise BadRequest(
+            "the query has no searchable words (and no --file/--error/--test/--symbol)"
+        )
+    limit = inputs.limit(params, MAX_LIMIT)
+    kind = inputs.choice(params, "kind", KINDS)
     if kind == "precedent":
         limit = min(limit, PRECEDENT_LIMIT)
-    since = params.get("since") or None
-    if since is not None and not _is_date(since):
-        raise BadQuery("since must be a date, YYYY-MM-DD")
     return SearchRequest(
         text=text,
-        repo=params.get("repo") or None,
+        repo=inputs.repo(params, required=False),
         limit=limit,
-        trust=trust,
-        state=state,
+        trust=inputs.choice(params, "trust", TRUST_TIERS),
+        state=inputs.choice(params, "state", STATES),
         author=params.get("author") or None,
         kind=kind,
-        since=since,
+        since=inputs.date(params, "since"),
         terms=terms,
         **signals,
     )
@@ -161,7 +119,7 @@ _NORMALIZE = """
 select
     -- each normalised path with every other name its file had (marts.path_aliases)
     (select array_agg(distinct a.path)
-     from marts.relore_path_aliases(%(repo)s::text, array(
+     from marts.relore_path_aliases(%(repo_id)s::bigint, array(
          select n.x
          from unnest(%(file)s::text[]) as v (raw),
               lateral (select marts.relore_path_normal_form(v.raw) as x) as n
@@ -204,7 +162,7 @@ def _hit(row: dict) -> dict:
         "repo": row["repo"],
         "number": row["number"],
         "kind": row["kind"],
-        "state": "merged" if row["is_merged"] else row["state"],
+        "state": row["display_state"],
         "title": one_line(row["title"]),
         "url": row["url"],
         "document_id": row["document_id"],
@@ -225,7 +183,7 @@ async def _normalized(cur, request: SearchRequest) -> dict:
         return {"files": None, "errors": None, "tests": None, "symbols": None}
     await cur.execute(
         _NORMALIZE,
-        {"repo": request.repo, **{name: list(getattr(request, name)) for name in SIGNALS}},
+        {"repo_id": request.repo_id, **{name: list(getattr(request, name)) for name in SIGNALS}},
     )
     row = await cur.fetchone()
     # a filter whose every value normalizes to nothing still filters (to nothing), honestly
@@ -255,7 +213,7 @@ async def _run(cur, request: SearchRequest) -> Ranked:
         "text": " ".join(request.terms),
         "terms": list(request.terms),
         "n_terms": len(request.terms),
-        "repo": request.repo,
+        "repo_id": request.repo_id,
         "author": request.author,
         "tiers": request.trust_tiers(),
         "state": request.state,
@@ -314,9 +272,9 @@ async def _legs(cur, request: SearchRequest) -> list[tuple[str, SearchRequest]]:
     prose = " ".join(line for line in request.text.splitlines() if not _FRAME.match(line))
     prose_terms = tuple(dict.fromkeys(t.lower() for t in _TERM_RE.findall(prose)))[:12]
     base = {
-        "repo": request.repo, "limit": MAX_LIMIT, "trust": request.trust,
-        "state": request.state, "author": request.author, "kind": request.kind,
-        "since": request.since, "floor": request.floor,
+        "repo": request.repo, "repo_id": request.repo_id, "limit": MAX_LIMIT,
+        "trust": request.trust, "state": request.state, "author": request.author,
+        "kind": request.kind, "since": request.since, "floor": request.floor,
     }  # fmt: skip
     legs = []
     if found["errors"]:
@@ -339,7 +297,11 @@ async def search(conn: AsyncConnection, request: SearchRequest) -> dict:
     """One page. A kind whose floor is above `reported` (rationale) and finds nothing there is
     asked again with reported text admitted, and the page says so: before authority has
     resolved write access, maintainers of an organisation are `reported`, and an empty page
-    would hide every answer. Machine text is never admitted this way."""
+    would hide every answer. Machine text is never admitted this way.
+
+    A request naming a repository the index holds nothing for is ``errors.NotIndexed``."""
+    if request.repo and request.repo_id is None:
+        request = replace(request, repo_id=await repos.require(conn, request.repo))
     async with conn.cursor(row_factory=dict_row) as cur:
         page = await _answer(cur, request)
         floor = request.trust_tiers()

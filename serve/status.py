@@ -7,6 +7,7 @@ from psycopg.rows import dict_row
 
 from relore.contract import stamps
 from relore.contract.version import __version__
+from relore.serve.repos import require as require_repo
 
 # The deletion check's marks are times it ran, not high-water marks of a listing.
 _DELETION_MARKS = ("deletions", "deletions:rotation")
@@ -24,16 +25,19 @@ def _iso(value) -> str | None:
 
 
 async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
+    """Every repository, or the one named (``errors.NotIndexed`` when the index holds
+    nothing for it)."""
+    repo_id = await require_repo(conn, repo) if repo else None
     async with conn.cursor(row_factory=dict_row) as cur:
         await cur.execute("show server_version")
         engine = (await cur.fetchone())["server_version"].split()[0]
         await cur.execute(
             """
             select * from marts.repo_status
-            where %(repo)s::text is null or lower(repo) = lower(%(repo)s)
+            where %(repo_id)s::bigint is null or repo_id = %(repo_id)s
             order by repo
             """,
-            {"repo": repo},
+            {"repo_id": repo_id},
         )
         repos = await cur.fetchall()
         await cur.execute(

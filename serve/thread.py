@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from relore.contract import patterns, stamps
+from relore.contract import stamps
 from relore.contract.envelope import one_line, quote
 from relore.contract.limits import MAX_FOCUS_CHARS
 from relore.contract.limits import THREAD_PAGE as PAGE
-from relore.serve import notices
-from relore.serve.search import BadQuery
+from relore.serve import inputs, notices, repos
+from relore.serve.errors import BadRequest
 from relore.serve.terms import MAX_TERMS
 from relore.serve.terms import TERM_RE as _TERM_RE
 
@@ -41,28 +41,14 @@ class ThreadRequest:
 
 
 def parse_request(params) -> ThreadRequest:
-    repo = params.get("repo") or ""
-    if not patterns.is_repo(repo):
-        raise BadQuery("repo must be owner/name")
-    try:
-        number = int(params.get("number", ""))
-    except ValueError:
-        raise BadQuery("number must be a thread number") from None
-    mode = params.get("mode") or "page"
-    if mode not in MODES:
-        raise BadQuery(f"mode must be one of {', '.join(MODES)}")
-    focus = params.get("focus") or None
-    if focus is not None and (len(focus) > MAX_FOCUS_CHARS or "\x00" in focus):
-        raise BadQuery(f"focus is at most {MAX_FOCUS_CHARS} characters, without NUL")
+    repo = inputs.repo(params)
+    number = inputs.number(params)
+    mode = inputs.choice(params, "mode", MODES, "page")
+    focus = inputs.text(params, "focus", MAX_FOCUS_CHARS)
     comment = params.get("comment") or None
     if mode == "comment" and not comment:
-        raise BadQuery("mode=comment needs comment=ID")
-    try:
-        limit = int(params.get("limit", PAGE))
-    except ValueError:
-        raise BadQuery("limit must be an integer") from None
-    if not 1 <= limit <= PAGE:
-        raise BadQuery(f"limit must be between 1 and {PAGE}")
+        raise BadRequest("mode=comment needs comment=ID")
+    limit = inputs.limit(params, PAGE)
     return ThreadRequest(repo, number, mode, params.get("after") or None, focus, comment, limit)
 
 
@@ -71,14 +57,11 @@ def _terms(text: str | None) -> list[str]:
 
 
 _HEAD = """
-select t.repo, t.number, t.kind, t.state, t.is_merged, t.title, t.url, t.author_login,
-       t.created_at, t.updated_at, t.comment_count, t.changed_files, t.files_listed,
-       t.files_truncated, t.is_deleted,
-       (select d.trust_tier from marts.documents as d
-        where d.repo_id = t.repo_id and d.thread_number = t.number
-          and d.document_kind = 'opening_post' limit 1) as author_trust
+select t.repo, t.number, t.kind, t.display_state, t.title, t.url, t.author_login,
+       t.opening_post_trust, t.created_at, t.updated_at, t.comment_count, t.changed_files,
+       t.files_listed, t.files_truncated, t.is_deleted
 from marts.threads as t
-where lower(t.repo) = lower(%(repo)s) and t.number = %(number)s
+where t.repo_id = %(repo_id)s and t.number = %(number)s
 """
 
 # One row per comment (a document's chunks folded together), in thread order, with how
@@ -108,8 +91,7 @@ with q as (
 docs as (
     select d.*
     from marts.documents as d
-    join marts.threads as t on t.repo_id = d.repo_id and t.number = d.thread_number
-    where lower(t.repo) = lower(%(repo)s) and d.thread_number = %(number)s
+    where d.repo_id = %(repo_id)s and d.thread_number = %(number)s
       and not d.is_deleted and d.document_kind <> 'opening_post'
 ),
 comments as (
@@ -169,11 +151,11 @@ def _head(row: dict) -> dict:
         "repo": row["repo"],
         "number": row["number"],
         "kind": row["kind"],
-        "state": "merged" if row["is_merged"] else row["state"],
+        "state": row["display_state"],
         "title": one_line(row["title"]),
         "url": row["url"],
         "author": row["author_login"],
-        "trust": row["author_trust"],
+        "trust": row["opening_post_trust"],
         "date": stamps.date(row["created_at"]),
         "age": stamps.age(row["created_at"]),
     }
@@ -181,8 +163,10 @@ def _head(row: dict) -> dict:
 
 @notices.stated(notices.thread)
 async def thread(conn: AsyncConnection, request: ThreadRequest) -> dict | None:
+    """The page, or None when the repository is indexed but holds no such thread (a
+    repository the index holds nothing for is ``errors.NotIndexed``)."""
     params = {
-        "repo": request.repo,
+        "repo_id": await repos.require(conn, request.repo),
         "number": request.number,
         "terms": _terms(request.focus),
     }
@@ -196,9 +180,8 @@ async def thread(conn: AsyncConnection, request: ThreadRequest) -> dict | None:
             await cur.execute(
                 """
                 select string_agg(d.body_text, E'\\n\\n' order by d.chunk_index) as body
-                from marts.documents as d join marts.threads as t
-                    on t.repo_id = d.repo_id and t.number = d.thread_number
-                where lower(t.repo) = lower(%(repo)s) and d.thread_number = %(number)s
+                from marts.documents as d
+                where d.repo_id = %(repo_id)s and d.thread_number = %(number)s
                   and d.document_kind = 'opening_post' and not d.is_deleted
                 """,
                 params,
@@ -282,9 +265,8 @@ async def _files(cur, page: dict, head: dict, params: dict) -> dict:
     await cur.execute(
         """
         select f.path, f.change_type
-        from marts.thread_files as f join marts.threads as t
-            on t.repo_id = f.repo_id and t.number = f.thread_number
-        where lower(t.repo) = lower(%(repo)s) and f.thread_number = %(number)s
+        from marts.thread_files as f
+        where f.repo_id = %(repo_id)s and f.thread_number = %(number)s
           and f.source = 'changed_file'
         order by f.path
         """,
@@ -306,27 +288,28 @@ async def _files(cur, page: dict, head: dict, params: dict) -> dict:
 
 @notices.stated(notices.inflight)
 async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None:
-    """Open and merged pull requests that claim to close an issue."""
+    """Open and merged pull requests that claim to close an issue (``errors.NotIndexed``
+    for a repository the index holds nothing for)."""
+    repo_id = await repos.require(conn, repo)
     async with conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(_HEAD, {"repo": repo, "number": number})
+        await cur.execute(_HEAD, {"repo_id": repo_id, "number": number})
         head = await cur.fetchone()
         # A claim names its target by repo and number, so it answers for an issue the
         # index never fetched (a sample pass, a link to another repository) too.
         await cur.execute(
             """
-            select p.repo, p.number, p.state, p.is_merged, p.is_draft, p.title, p.url,
-                   p.author_login, p.created_at, p.updated_at,
-                   (select d.trust_tier from marts.documents as d
-                    where d.repo_id = p.repo_id and d.thread_number = p.number
-                      and d.document_kind = 'opening_post' limit 1) as author_trust
+            select p.repo, p.number, p.display_state, p.is_draft, p.title, p.url,
+                   p.author_login, p.opening_post_trust, p.created_at, p.updated_at
             from marts.thread_links as l
             join marts.threads as p on p.repo_id = l.repo_id and p.number = l.thread_number
-            where lower(l.target_repo) = lower(%(repo)s) and l.target_number = %(number)s
+            where l.target_repo = %(target_repo)s and l.target_number = %(number)s
               and l.link_kind = 'closes' and p.kind = 'pr'
               and (p.state = 'open' or p.is_merged)
             order by p.is_merged, p.updated_at desc
             """,
-            {"repo": repo, "number": number},
+            # a link names its target by its lowercased name (and by repo_id only once the
+            # target thread itself is indexed)
+            {"target_repo": repo.lower(), "number": number},
         )
         rows = await cur.fetchall()
     if head is None and not rows:
@@ -339,11 +322,13 @@ async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None
             {
                 "repo": r["repo"],
                 "number": r["number"],
-                "state": "merged" if r["is_merged"] else ("draft" if r["is_draft"] else "open"),
+                "state": "draft"
+                if r["is_draft"] and r["display_state"] == "open"
+                else r["display_state"],
                 "title": one_line(r["title"]),
                 "url": r["url"],
                 "author": r["author_login"],
-                "trust": r["author_trust"],
+                "trust": r["opening_post_trust"],
                 "date": stamps.date(r["updated_at"]),
                 "age": stamps.age(r["updated_at"]),
             }

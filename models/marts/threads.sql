@@ -13,12 +13,15 @@
     )
 }}
 
+-- depends_on: {{ ref('stg_ops__collaborator_permissions') }}
+-- depends_on: {{ ref('machine_accounts') }}
+
 {%- set compared_columns = [
     'repo', 'thread_id', 'kind', 'state', 'is_merged', 'merged_at', 'title', 'author_login',
     'author_association', 'labels', 'created_at', 'updated_at', 'closed_at', 'comment_count',
     'url', 'is_deleted', 'pull_id', 'is_draft', 'merge_commit_sha', 'head_sha', 'head_ref',
     'base_ref', 'changed_files', 'additions', 'deletions', 'files_listed', 'files_truncated',
-    'issue_comments', 'review_comments', 'reviews',
+    'issue_comments', 'review_comments', 'reviews', 'display_state', 'opening_post_trust',
 ] %}
 
 with
@@ -38,6 +41,40 @@ with
                 ('stg_github__reviews', 'thread_number', 'loaded_at'),
                 ('stg_ops__pull_file_walks', 'number', 'walked_at'),
             ], mart_since()) }}
+            union all
+            -- The opening post's tier moved while none of the thread's inputs did: documents
+            -- re-tiered it because authority checked its author's write access since, or
+            -- its author is (or was) a machine account. Only those threads are compared,
+            -- one index lookup each.
+            select
+                in_mart.repo_id,
+                in_mart.number as thread_number,
+                in_mart.source_loaded_at as changed_at
+            from {{ this }} as in_mart
+            inner join lateral (
+                {{ opening_post_trust('in_mart') }}
+            ) as opening_post on true
+            where
+                opening_post.trust_tier is distinct from in_mart.opening_post_trust
+                and (
+                    exists (
+                        select 1
+                        from {{ ref('stg_ops__collaborator_permissions') }} as permissions
+                        where
+                            permissions.repo_id = in_mart.repo_id
+                            and permissions.login = in_mart.author_login
+                            and permissions.checked_at > {{ mart_since() }}
+                    )
+                    or exists (
+                        select 1
+                        from {{ ref('machine_accounts') }} as machine_accounts
+                        where machine_accounts.login = in_mart.author_login
+                    )
+                    or (
+                        in_mart.opening_post_trust = 'machine'
+                        and in_mart.author_login not like '%[bot]'
+                    )
+                )
         ) as changes
         group by repo_id, thread_number
     ),
@@ -94,12 +131,19 @@ threads as (
         issues.state,
         coalesce(pulls.is_merged, issues.merged_at is not null) as is_merged,
         coalesce(pulls.merged_at, issues.merged_at) as merged_at,
+        -- the one state every reader shows: merged, else GitHub's open / closed
+        case
+            when coalesce(pulls.is_merged, issues.merged_at is not null) then 'merged'
+            else issues.state
+        end as display_state,
         -- a deleted thread keeps its row and flag, never its title
         case
             when not issues.is_deleted then {{ relore_fn('redact') }}(issues.title)
         end as title,
         issues.author_login,
         issues.author_association,
+        -- the opening post's trust tier as documents derived it (null: no opening post)
+        opening_post.trust_tier as opening_post_trust,
         -- every retrieved string is redacted, labels and branch names too
         (
             select
@@ -152,6 +196,9 @@ threads as (
         on
             issues.repo_id = walks.repo_id
             and issues.number = walks.number
+    left join lateral (
+        {{ opening_post_trust('issues') }}
+    ) as opening_post on true
     left join issue_comment_counts
         on
             issues.repo_id = issue_comment_counts.repo_id

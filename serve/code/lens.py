@@ -24,8 +24,9 @@ from pathlib import Path
 from relore.client.code import DEFS_CAP
 from relore.contract import limits
 from relore.contract.envelope import one_line, quote
-from relore.serve.code import clones
+from relore.serve import inputs
 from relore.serve.code.git import Budget, Git, GitFailed, GitTimeout
+from relore.serve.errors import BadRequest, NotFound, Unavailable
 
 GREP_CAP = COPIES_CAP = limits.CLONE_ROWS
 LINE_CHARS = 200
@@ -69,18 +70,18 @@ def _cut(text: str) -> str:
 def parse_grep(params) -> dict:
     pattern = params.get("pattern") or ""
     if not pattern:
-        raise clones.BadRequest("pattern is required")
+        raise BadRequest("pattern is required")
     if "\x00" in pattern or "\n" in pattern:
-        raise clones.BadRequest("the pattern contains a NUL or a line break")
+        raise BadRequest("the pattern contains a NUL or a line break")
     if len(pattern) > MAX_PATTERN_CHARS:
-        raise clones.BadRequest(f"the pattern is at most {MAX_PATTERN_CHARS} characters")
+        raise BadRequest(f"the pattern is at most {MAX_PATTERN_CHARS} characters")
     return {
-        "repo": clones.repo(params),
+        "repo": inputs.repo(params),
         "pattern": pattern,
-        "fixed": clones.flag(params.get("fixed")),
-        "ignore_case": clones.flag(params.get("ignore_case")),
-        "path": clones.path(params.get("path"), "path", required=False),
-        "limit": clones.limit(params.get("limit"), GREP_CAP, GREP_CAP),
+        "fixed": inputs.flag(params, "fixed"),
+        "ignore_case": inputs.flag(params, "ignore_case"),
+        "path": inputs.path(params, required=False),
+        "limit": inputs.limit(params, GREP_CAP),
     }
 
 
@@ -105,7 +106,7 @@ async def grep(request: dict, clone: Path) -> dict:
             count=b"\x00",  # two per match, whatever its path holds
         )
     except GitFailed as exc:
-        raise clones.BadRequest(f"git grep refused the pattern: {exc.stderr or exc}") from None
+        raise BadRequest(f"git grep refused the pattern: {exc.stderr or exc}") from None
     except GitTimeout:
         out = None
     rows = _records(out.text) if out else []
@@ -140,9 +141,9 @@ async def grep(request: dict, clone: Path) -> dict:
 
 def parse_copies(params) -> dict:
     return {
-        "repo": clones.repo(params),
-        "name": clones.identifier(params.get("name"), dotted=True),
-        "limit": clones.limit(params.get("limit"), COPIES_CAP, COPIES_CAP),
+        "repo": inputs.repo(params),
+        "name": inputs.identifier(params, dotted=True),
+        "limit": inputs.limit(params, COPIES_CAP),
     }
 
 
@@ -251,10 +252,10 @@ async def _definition_lines(git: Git, paths: list[str]) -> dict[tuple[str, int],
 
 def parse_symbol(params) -> dict:
     return {
-        "repo": clones.repo(params),
-        "name": clones.identifier(params.get("name")),
-        "path": clones.path(params.get("path"), "path", required=False),
-        "limit": clones.limit(params.get("limit"), DEFS_CAP, DEFS_CAP),
+        "repo": inputs.repo(params),
+        "name": inputs.identifier(params),
+        "path": inputs.path(params, required=False),
+        "limit": inputs.limit(params, DEFS_CAP),
     }
 
 
@@ -291,7 +292,7 @@ async def symbol(request: dict, clone: Path) -> dict:
     head = await _head(git)
     scope = request["path"] or "."
     if request["path"] and not (clone / request["path"]).resolve().is_relative_to(clone.resolve()):
-        raise clones.BadRequest("path leaves the repository")
+        raise BadRequest("path leaves the repository")
     stop = threading.Event()
     try:
         async with _parse_slot(budget):
@@ -316,12 +317,12 @@ async def symbol(request: dict, clone: Path) -> dict:
             finally:
                 stop.set()  # cancelled too (the client went away): nothing parses on
     except index.PathNotFound:
-        raise clones.NotFound(f"{request['path']} is not in the clone at HEAD") from None
+        raise NotFound(f"{request['path']} is not in the clone at HEAD") from None
     except registry.GrammarMissing as exc:
-        raise clones.NoGrammar(str(exc)) from None
+        raise Unavailable(str(exc)) from None
     except (TimeoutError, index.Stopped):
         budget.timed_out.append(f"definitions: stopped after {SYMBOL_TIMEOUT_S:.0f}s")
-        raise clones.TooSlow(
+        raise Unavailable(
             f"reading the clone for {request['name']!r} took over {SYMBOL_TIMEOUT_S:.0f}s: "
             "narrow it with path=DIR"
         ) from None

@@ -8,8 +8,9 @@ expression, or a fixed string with ``fixed=1``), ``ignore_case``, ``path``, ``li
 ``copies``: ``name`` (an identifier or dotted name), ``limit``.
 
 Bad input is a 400, something the clone does not hold a 404, a repository with no clone (or
-a daemon that cannot run git or parse the tree) a 503 that says what to do. Never a 500.
-A client that disconnects cancels its request: its git processes are killed.
+a daemon that cannot run git or parse the tree) a 503 that says what to do: each a
+``relore.serve.errors`` refusal, answered by the app's one handler. Never a 500. A client
+that disconnects cancels its request: its git processes are killed.
 """
 
 from __future__ import annotations
@@ -27,16 +28,9 @@ from relore.serve import responses
 from relore.serve.code import clones, lens
 from relore.serve.code.git import GitFailed, GitTimeout
 from relore.serve.code.why import answer as why_mod
+from relore.serve.errors import ClientGone, Unavailable
 
 log = logging.getLogger("relore.serve.code")
-
-
-_json = responses.json_response
-_error = responses.error_response
-
-
-class ClientGone(Exception):
-    pass
 
 
 async def _disconnected(request: Request) -> None:
@@ -65,32 +59,22 @@ async def _unless_gone(request: Request, work):
 
 
 async def _answer(request: Request, parse, work, *, database: bool = False) -> Response:
+    parsed = parse(request.query_params)
+    repo = parsed.repo if hasattr(parsed, "repo") else parsed["repo"]
+    clone = clones.clone_for(repo)
     try:
-        parsed = parse(request.query_params)
-        repo = parsed.repo if hasattr(parsed, "repo") else parsed["repo"]
-        clone = clones.clone_for(repo)
         if database:
             page = await _unless_gone(request, work(request.app.state.pool, parsed, clone))
         else:
             page = await _unless_gone(request, work(parsed, clone))
-    except ClientGone:
-        return _error(499, "the client went away: its work was stopped")
-    except clones.BadRequest as exc:
-        return _error(400, str(exc))
-    except clones.NotFound as exc:
-        return _error(404, str(exc))
-    except clones.NoClone as exc:
-        return _error(503, str(exc), command=exc.command)
-    except (clones.NoGrammar, clones.TooSlow) as exc:
-        return _error(503, str(exc))
     except GitTimeout as exc:
-        return _error(503, f"{exc} took longer than this daemon allows a request")
+        raise Unavailable(f"{exc} took longer than this daemon allows a request") from None
     except GitFailed as exc:
         log.warning("git failed on %s: %s", request.url.path, exc.stderr)
-        return _error(503, f"the clone could not answer: {exc}")
+        raise Unavailable(f"the clone could not answer: {exc}") from None
     except FileNotFoundError:
-        return _error(503, "git is not installed where `relored serve` runs")
-    return _json(envelope.wrap(page))
+        raise Unavailable("git is not installed where `relored serve` runs") from None
+    return responses.json_response(envelope.wrap(page))
 
 
 async def why_endpoint(request: Request) -> Response:

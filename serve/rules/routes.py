@@ -6,18 +6,24 @@ characters), ``include`` (rule ids, repeatable), ``max_tokens`` (at least 100), 
 
 Serve reads rules through the SELECT-only role like every other verb; the only state it
 keeps is in memory (sessions) and the served-events log, neither of which is ever served.
+
+Rules are the one mart read by name, not ``repo_id``: they may be loaded before their
+repository is ever extracted (their ``repo_id`` is null until it is), so the rules of a
+repository the index does not hold are still served. ``marts.rules.repo`` is stored
+lowercased, so the lowercased name is its key (the ``(repo, rule_id)`` index).
 """
 
 from __future__ import annotations
 
 from psycopg.rows import dict_row
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
-from relore.contract import patterns
 from relore.contract.limits import MAX_TASK_CHARS, MIN_MAX_TOKENS
 from relore.contract.rules.choose import choose, present, to_rule
+from relore.serve import inputs, responses
+from relore.serve.errors import BadRequest
 from relore.serve.rules import sessions
 
 MAX_FILES = 50
@@ -28,54 +34,26 @@ RULES_SQL = """
         rule_id, title, rule_text, scopes, is_active, triggers, is_always, is_tagged,
         has_hidden_characters, created_at
     from marts.rules
-    where repo = lower(%s)
+    where repo = %(repo)s
 """
 
 
-class BadRequest(ValueError):
-    pass
-
-
 def parse(params) -> dict:
-    repo = params.get("repo") or ""
-    if not patterns.is_repo(repo):
-        raise BadRequest("repo must be owner/name")
+    repo = inputs.repo(params)
     files = [f for f in params.getlist("file") if f.strip()]
     if not files:
         raise BadRequest("name at least one file (file=path), relative to the repository root")
     if len(files) > MAX_FILES:
         raise BadRequest(f"at most {MAX_FILES} files per request")
-    task = params.get("task") or None
-    if task is not None:
-        if "\x00" in task:
-            raise BadRequest("the task contains a NUL character")
-        if len(task) > MAX_TASK_CHARS:
-            raise BadRequest(
-                f"the task is {len(task)} characters; at most {MAX_TASK_CHARS} (one sentence)"
-            )
-    include = params.getlist("include")
-    if len(include) > MAX_INCLUDE or not all(patterns.RULE_ID_RE.fullmatch(i) for i in include):
-        raise BadRequest(f"include takes at most {MAX_INCLUDE} rule ids")
-    max_tokens = params.get("max_tokens")
-    if max_tokens is not None:
-        try:
-            max_tokens = int(max_tokens)
-        except ValueError:
-            raise BadRequest("max_tokens must be an integer") from None
-        if max_tokens < MIN_MAX_TOKENS:
-            raise BadRequest(f"max_tokens must be at least {MIN_MAX_TOKENS}")
-    session = params.get("session") or None
-    if session is not None and not patterns.is_session(session):
-        raise BadRequest("session must be 1-128 characters of letters, digits and ._:@-")
-    refresh = (params.get("refresh") or "").lower() in ("1", "true", "yes")
+    task = inputs.text(params, "task", MAX_TASK_CHARS, what="the task")
     return {
         "repo": repo.lower(),
         "files": files,
         "task": task,
-        "include": include,
-        "max_tokens": max_tokens,
-        "session": session,
-        "refresh": refresh,
+        "include": inputs.rule_ids(params, "include", MAX_INCLUDE),
+        "max_tokens": inputs.whole(params, "max_tokens", low=MIN_MAX_TOKENS, required=False),
+        "session": inputs.session(params),
+        "refresh": inputs.flag(params, "refresh"),
     }
 
 
@@ -89,15 +67,12 @@ def _store(request: Request) -> sessions.SessionStore:
 
 
 async def rules_endpoint(request: Request) -> Response:
-    try:
-        query = parse(request.query_params)
-    except BadRequest as exc:
-        return JSONResponse({"error": str(exc)}, status_code=400)
+    query = parse(request.query_params)
     async with (
         request.app.state.pool.connection() as conn,
         conn.cursor(row_factory=dict_row) as cur,
     ):
-        await cur.execute(RULES_SQL, (query["repo"],))
+        await cur.execute(RULES_SQL, {"repo": query["repo"]})
         rows = await cur.fetchall()
     store = _store(request)
     repo = query["repo"]
@@ -116,7 +91,7 @@ async def rules_endpoint(request: Request) -> Response:
         )
     store.record(query["session"], repo, served)
     sessions.append_event(sessions.log_path(), repo, query["session"], reply)
-    return JSONResponse(present({"repo": repo, "session": query["session"], **reply}))
+    return responses.json_response(present({"repo": repo, "session": query["session"], **reply}))
 
 
 def routes(prefix: str) -> list[Route]:

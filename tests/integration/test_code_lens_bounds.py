@@ -23,7 +23,8 @@ from fixtures import fake_github
 from relore.client.code import engine
 from relore.contract.version import __version__
 from relore.serve.app import Settings, create_app
-from relore.serve.code import clones, git, lens
+from relore.serve.code import git, lens
+from relore.serve.errors import Unavailable
 
 DOWN_URL = "postgresql://relore_reader@/relore?host=/nonexistent-relore-socket-dir"
 
@@ -82,7 +83,7 @@ def test_symbol_parsing_stops_at_its_deadline_not_after_the_503(clone, monkeypat
     monkeypatch.setattr(lens, "SYMBOL_TIMEOUT_S", 0.8)
 
     async def attempt():
-        with pytest.raises(clones.TooSlow):
+        with pytest.raises(Unavailable, match="narrow it"):
             await lens.symbol(_symbol_request("target_0"), clone)
         return parses.calls  # counted as the 503 goes out
 

@@ -334,6 +334,21 @@ def test_marts_hold_every_thread_and_document(built):
     assert labels == [(3, "bug"), (4, "bug"), (4, "help wanted")]
 
 
+def test_threads_carry_the_state_shown_and_the_opening_posts_tier(built):
+    """Derived once in the mart, read by every serve query (no reader recomputes them)."""
+    rows = _rows(
+        built["url"],
+        "select number, state, display_state, opening_post_trust from marts.threads"
+        " where repo_id = %s order by 1",
+        REPO_ID,
+    )
+    assert rows == [
+        (3, "open", "merged", "authoritative"),  # the pull object says merged
+        (4, "open", "open", "authoritative"),
+        (5, "open", "open", None),  # an empty body: no opening post, no tier
+    ]
+
+
 def test_second_build_with_nothing_new_writes_nothing(built, run_dbt):
     url = built["url"]
     schemas = ("marts", "staging", "snapshots")
@@ -606,6 +621,14 @@ def test_authority_retiers_without_rehashing_and_a_shrunk_body_drops_its_chunks(
     delta = tuple(a - b for a, b in zip(after["documents"], before["documents"], strict=True))
     # both opening posts by maint (threads 1 and 2), chunk 0, and the two vanished chunks
     assert delta == (5, 0, 5)
+    # threads follow their opening posts' new tier, though only thread 1 had new input
+    assert _rows(
+        url,
+        "select number, opening_post_trust from marts.threads where repo_id = %s order by 1",
+        OTHER_ID,
+    ) == [(1, "authoritative"), (2, "authoritative")]
+    threads = tuple(a - b for a, b in zip(after["threads"], before["threads"], strict=True))
+    assert threads == (2, 0, 2)
     errors = {
         form
         for (form,) in _rows(

@@ -4,6 +4,7 @@ corpus small enough to reason about by hand, landed by the real writer and built
 from __future__ import annotations
 
 import asyncio
+import re
 
 import psycopg
 import pytest
@@ -12,7 +13,8 @@ from fixtures import corpus_payloads as gh
 from relore.client import render
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import database
-from relore.serve import ranking, search, thread
+from relore.serve import errors, ranking, search, thread
+from relore.serve.code import why
 
 REPO = Repo(4242, "acme/ranking")
 OWNER = gh.user("acme", 9000, "Organization")
@@ -206,3 +208,59 @@ def test_an_error_filter_alone_starts_from_its_threads_and_a_common_one_says_it_
     # with text, a common signal leaves candidates to the text index; the answer is the same
     worded = _search(ranked_db[0], q="crashes", **error)
     assert [h["number"] for h in worded["hits"]] == [42]
+
+
+def _reader(url: str, work):
+    async def go():
+        reader = database.reader_url(url, env={})
+        async with await psycopg.AsyncConnection.connect(reader, autocommit=True) as conn:
+            return await work(conn)
+
+    return asyncio.run(go())
+
+
+def test_a_repository_named_in_another_case_is_the_same_repository(ranked_db):
+    lower = _search(ranked_db[0], q="deadlock", repo=REPO.full_name)
+    other = _search(ranked_db[0], q="deadlock", repo=REPO.full_name.upper())
+    assert [h["document_id"] for h in other["hits"]] == [h["document_id"] for h in lower["hits"]]
+    assert other["filters"]["repo"] == REPO.full_name.upper()  # echoed as asked
+    request = thread.parse_request({"repo": "Acme/Ranking", "number": "41"})
+    page = _reader(ranked_db[0], lambda conn: thread.thread(conn, request))
+    assert page["thread"]["number"] == 41
+
+
+def test_a_search_naming_a_repository_the_index_does_not_hold_is_not_indexed(ranked_db):
+    with pytest.raises(errors.NotIndexed) as refused:
+        _search(ranked_db[0], q="deadlock", repo="acme/elsewhere")
+    assert refused.value.status == 404
+    assert refused.value.extra["indexed"] == [REPO.full_name]
+    assert "acme/elsewhere is not indexed here" in refused.value.message
+
+
+# Every read keyed on a repository, as serve runs it: with the repo_id resolved once, each is
+# an index lookup on its mart (a `lower(repo)` comparison could use none).
+KEYED_READS = {
+    "thread head": (thread._HEAD, {"number": 41}, "threads"),
+    "thread comments": (thread._COMMENTS, {"number": 41, "terms": []}, "documents"),
+    "why pulls": (why._PULLS, {"numbers": [43]}, "threads"),
+    "why carried": (why._CARRIED, {"shas": ["a" * 40]}, "thread_commits"),
+    "why review comments": (
+        why._REVIEW_COMMENTS,
+        {"number": 43, "paths": ["a.py"]},
+        "documents",
+    ),
+}
+
+
+@pytest.mark.parametrize("read", sorted(KEYED_READS))
+def test_a_read_keyed_on_repo_id_is_an_index_lookup(ranked_db, read):
+    sql, params, table = KEYED_READS[read]
+
+    async def plan(conn):
+        await conn.execute("set enable_seqscan = off")  # a seq scan only when nothing else can
+        cur = await conn.execute("explain " + sql, {"repo_id": REPO.repo_id, **params})
+        return "\n".join(row[0] for row in await cur.fetchall())
+
+    text = _reader(ranked_db[0], plan)
+    assert f"Seq Scan on {table}" not in text, text
+    assert re.search(rf"(Index (Only )?Scan .*|Bitmap Heap Scan )on {table}\b", text), text

@@ -8,8 +8,9 @@ from starlette.datastructures import QueryParams
 
 from relore.client.cli import build_parser
 from relore.contract import limits
-from relore.serve import openapi, search, thread
+from relore.serve import inputs, openapi, search, thread
 from relore.serve.code import lens
+from relore.serve.errors import BadRequest
 from relore.serve.rules import routes as rules_routes
 
 # (the client's argv with the value, the daemon's parser and params, the limit)
@@ -50,7 +51,7 @@ def test_a_value_one_over_a_limit_is_refused_by_the_client_and_the_daemon_alike(
     daemon(_fill(params, at))
     with pytest.raises(SystemExit):
         build_parser().parse_args(_fill(argv, over))
-    with pytest.raises(ValueError):
+    with pytest.raises(BadRequest):
         daemon(_fill(params, over))
 
 
@@ -64,7 +65,7 @@ def test_a_page_size_over_the_cap_is_refused_by_the_client_and_the_daemon_alike(
         daemon(QueryParams({**params, "limit": str(most)}))
         with pytest.raises(SystemExit):
             build_parser().parse_args([*argv, "--limit", str(most + 1)])
-        with pytest.raises(ValueError):
+        with pytest.raises(BadRequest):
             daemon(QueryParams({**params, "limit": str(most + 1)}))
 
 
@@ -92,3 +93,19 @@ def test_the_openapi_document_states_the_contracts_limits():
     assert schema("rules", "max_tokens")["minimum"] == limits.MIN_MAX_TOKENS
     assert schema("code/grep", "pattern")["maxLength"] == limits.MAX_PATTERN_CHARS
     assert schema("code/grep", "limit")["maximum"] == limits.CLONE_ROWS
+
+
+@pytest.mark.parametrize(
+    ("verb", "name", "dotted"),
+    [
+        ("symbol", "a.b", False),
+        ("symbol", "x" * 201, False),
+        ("copies", "a." * 16 + "b", True),
+        ("copies", "1abc", True),
+    ],
+)
+def test_a_name_the_daemon_refuses_is_refused_by_the_client_first(verb, name, dotted):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([verb, name, "--repo", "o/n"])
+    with pytest.raises(BadRequest):
+        inputs.identifier({"name": name}, dotted=dotted)

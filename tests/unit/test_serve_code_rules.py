@@ -12,11 +12,12 @@ import pytest
 
 from relore.contract import places
 from relore.operate import clone as clone_mod
-from relore.serve.code import clones
+from relore.serve import inputs
 from relore.serve.code.git import Budget, Git, GitTimeout
 from relore.serve.code.lens import _points_at
 from relore.serve.code.why import history
 from relore.serve.code.why import lines as why_lines
+from relore.serve.errors import BadRequest
 
 PY = [
     "# Copyright 2024 The Acme Team. All rights reserved.",
@@ -112,21 +113,21 @@ def test_a_commit_subject_names_the_pull_request_squash_or_merge(subject, number
     ],
 )
 def test_a_relative_path_is_normalised(value, expected):
-    assert clones.path(value) == expected
+    assert inputs.path({"path": value}) == expected
 
 
 @pytest.mark.parametrize(
     "value", ["../x.py", "a/../../x.py", "/etc/passwd", "C:/x.py", "~/x.py", "a\x00b", "a\nb", "."]
 )
 def test_a_path_that_leaves_the_repository_or_is_not_one_is_refused(value):
-    with pytest.raises(clones.BadRequest):
-        clones.path(value)
+    with pytest.raises(BadRequest):
+        inputs.path({"path": value})
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "x", "", "1.5", "99999999999"])
 def test_a_line_that_is_not_a_positive_whole_number_is_refused(value):
-    with pytest.raises(clones.BadRequest):
-        clones.line(value)
+    with pytest.raises(BadRequest):
+        inputs.line({"line": value})
 
 
 @pytest.mark.parametrize("repo", ["../..", "acme/..", "../x", "a/.", "nope", "a/b/c", "a/b\n"])

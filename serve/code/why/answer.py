@@ -27,7 +27,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from relore.contract.envelope import quote
 from relore.contract.sanitize import fence
-from relore.serve.code import clones
+from relore.serve import inputs, repos
 from relore.serve.code.git import Budget, Git, GitFailed
 from relore.serve.code.why.history import (
     MAX_PICKAXE_WALKS,
@@ -40,13 +40,13 @@ from relore.serve.code.why.history import (
 )
 from relore.serve.code.why.lines import file_lines
 from relore.serve.code.why.marts import (
-    INDEXED,
     Marts,
     aliases,
     map_commits,
     review_comments,
     short_pull,
 )
+from relore.serve.errors import BadRequest, NotFound
 
 LINE_CHARS = 200
 MAX_FILE_BYTES = 5_000_000
@@ -62,9 +62,9 @@ class WhyRequest:
 
 def parse_request(params) -> WhyRequest:
     return WhyRequest(
-        repo=clones.repo(params),
-        path=clones.path(params.get("path")),
-        line=clones.line(params.get("line")),
+        repo=inputs.repo(params),
+        path=inputs.path(params),
+        line=inputs.line(params),
     )
 
 
@@ -73,7 +73,9 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
     git = Git(clone, budget)
     marts = Marts(pool)
     head = (await git.run(["rev-parse", "HEAD"], what="git rev-parse HEAD")).text.strip()
-    indexed = bool(await marts.rows(INDEXED, {"repo": request.repo}))
+    found = await marts.rows(repos.FIND, {"repo": request.repo})
+    repo_id = found[0]["repo_id"] if found else None
+    indexed = repo_id is not None
     try:
         blob = await git.run(
             ["cat-file", "blob", f"HEAD:{request.path}"],
@@ -81,19 +83,19 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
             keep_bytes=MAX_FILE_BYTES,
         )
     except GitFailed:
-        known = await aliases(marts, request.repo, [request.path])
+        known = await aliases(marts, repo_id, [request.path])
         others = [p for p in known if p != request.path][:MAX_ALIASES]
-        raise clones.NotFound(
+        raise NotFound(
             f"{request.path} is not a file at HEAD ({head[:12]}) of {request.repo}'s clone"
             + (f"; the same file has also been: {', '.join(map(fence, others))}" if others else "")
         ) from None
     if not blob.complete:
-        raise clones.BadRequest(f"{request.path} is over {MAX_FILE_BYTES:,} bytes: not blamed here")
+        raise BadRequest(f"{request.path} is over {MAX_FILE_BYTES:,} bytes: not blamed here")
     if "\x00" in blob.text[:8000]:
-        raise clones.BadRequest(f"{request.path} is a binary file: it has no lines to blame")
+        raise BadRequest(f"{request.path} is a binary file: it has no lines to blame")
     lines = file_lines(blob.text)
     if request.line > len(lines):
-        raise clones.BadRequest(
+        raise BadRequest(
             f"{request.path} has {len(lines)} lines at HEAD ({head[:12]}); line "
             f"{request.line} is past its end"
         )
@@ -115,7 +117,7 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
     blame = blame_row(porcelain.text)
     revisions, revision_state = await revision_chain(git, request.path, request.line)
     names = list(dict.fromkeys([request.path, blame["filename"] or request.path]))
-    known = await aliases(marts, request.repo, names)
+    known = await aliases(marts, repo_id, names)
     paths = list(dict.fromkeys([*names, *known]))[:MAX_ALIASES]
     origin = await origin_chain(
         git, budget, lines, request.line, revisions, bool(revision_state.get("capped")), paths
@@ -125,11 +127,11 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
     mapped: dict[str, dict] = {}
     carrier: Commit | None = None
     if indexed:
-        mapped = await map_commits(marts, request.repo, [blamed, *revisions, *origin_commits])
+        mapped = await map_commits(marts, repo_id, [blamed, *revisions, *origin_commits])
         if blame["sha"] not in mapped and not blame["boundary"]:
             carrier = await merge_that_carried(git, blame["sha"])
             if carrier is not None:
-                via_merge = await map_commits(marts, request.repo, [carrier])
+                via_merge = await map_commits(marts, repo_id, [carrier])
                 if carrier.sha in via_merge:
                     mapped[blame["sha"]] = {
                         **via_merge[carrier.sha],
@@ -139,7 +141,7 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
     comments = None
     if pull is not None:
         comments = await review_comments(
-            marts, request.repo, pull["number"], paths, {request.line, blame["original_line"]}
+            marts, repo_id, pull["number"], paths, {request.line, blame["original_line"]}
         )
     page: dict = {
         "repo": request.repo,

@@ -22,29 +22,24 @@ COMMENT_CHARS = 400
 # first; prose mentions a sha without carrying it
 CARRYING = ("merge_commit", "head", "subject", "review_anchor")
 
-INDEXED = "select 1 from marts.threads where lower(repo) = lower(%(repo)s) limit 1"
-
 _ALIASES = """
 select distinct a.path
-from marts.relore_path_aliases(%(repo)s::text, %(paths)s::text[]) as a (path)
+from marts.relore_path_aliases(%(repo_id)s::bigint, %(paths)s::text[]) as a (path)
 """
 
 _CARRIED = """
 select c.sha, c.thread_number as number, c.source
 from marts.thread_commits as c
 join marts.threads as t on t.repo_id = c.repo_id and t.number = c.thread_number
-where lower(t.repo) = lower(%(repo)s) and t.kind = 'pr' and not t.is_deleted
+where t.repo_id = %(repo_id)s and t.kind = 'pr' and not t.is_deleted
   and c.sha = any(%(shas)s) and c.source in ('merge_commit', 'head', 'review_anchor')
 """
 
 _PULLS = """
-select t.number, t.title, t.state, t.is_merged, t.merged_at, t.created_at, t.url,
-       t.author_login,
-       (select d.trust_tier from marts.documents as d
-        where d.repo_id = t.repo_id and d.thread_number = t.number
-          and d.document_kind = 'opening_post' limit 1) as trust
+select t.number, t.title, t.display_state, t.merged_at, t.created_at, t.url,
+       t.author_login, t.opening_post_trust
 from marts.threads as t
-where lower(t.repo) = lower(%(repo)s) and t.kind = 'pr' and not t.is_deleted
+where t.repo_id = %(repo_id)s and t.kind = 'pr' and not t.is_deleted
   and t.number = any(%(numbers)s)
 """
 
@@ -54,8 +49,7 @@ select"""
     + WHOLE_COMMENT
     + """
 from marts.documents as d
-join marts.threads as t on t.repo_id = d.repo_id and t.number = d.thread_number
-where lower(t.repo) = lower(%(repo)s) and d.thread_number = %(number)s
+where d.repo_id = %(repo_id)s and d.thread_number = %(number)s
   and d.document_kind = 'review_comment' and not d.is_deleted
   and d.path = any(%(paths)s)
 group by d.source_document_id
@@ -76,17 +70,20 @@ class Marts:
             return await cur.fetchall()
 
 
-async def aliases(marts: Marts, repo: str, paths: list[str]) -> list[str]:
-    return sorted(r["path"] for r in await marts.rows(_ALIASES, {"repo": repo, "paths": paths}))
+async def aliases(marts: Marts, repo_id: int | None, paths: list[str]) -> list[str]:
+    if repo_id is None:  # not indexed: no other names known (null would be every repo's)
+        return sorted({p for p in paths if p is not None})
+    rows = await marts.rows(_ALIASES, {"repo_id": repo_id, "paths": paths})
+    return sorted(r["path"] for r in rows)
 
 
-async def map_commits(marts: Marts, repo: str, commits: list[Commit]) -> dict[str, dict]:
+async def map_commits(marts: Marts, repo_id: int, commits: list[Commit]) -> dict[str, dict]:
     """sha -> the pull request that carried it, with how we know (``via``)."""
     shas = sorted({c.sha for c in commits})
     if not shas:
         return {}
     by_sha: dict[str, list[tuple[str, int]]] = {}
-    for row in await marts.rows(_CARRIED, {"repo": repo, "shas": shas}):
+    for row in await marts.rows(_CARRIED, {"repo_id": repo_id, "shas": shas}):
         by_sha.setdefault(row["sha"], []).append((row["source"], row["number"]))
     subjects = {c.sha: subject_number(c.subject) for c in commits}
     numbers = sorted(
@@ -96,7 +93,8 @@ async def map_commits(marts: Marts, repo: str, commits: list[Commit]) -> dict[st
     if not numbers:
         return {}
     pulls = {
-        row["number"]: row for row in await marts.rows(_PULLS, {"repo": repo, "numbers": numbers})
+        row["number"]: row
+        for row in await marts.rows(_PULLS, {"repo_id": repo_id, "numbers": numbers})
     }
     mapped = {}
     for sha in shas:
@@ -115,9 +113,9 @@ def _pull(row: dict) -> dict:
     return {
         "number": row["number"],
         "title": one_line(row["title"]),
-        "state": "merged" if row["is_merged"] else row["state"],
+        "state": row["display_state"],
         "author": row["author_login"],
-        "trust": row["trust"],
+        "trust": row["opening_post_trust"],
         "url": row["url"],
         "date": stamps.date(row["created_at"]),
         "age": stamps.age(row["created_at"]),
@@ -133,9 +131,11 @@ def short_pull(pull: dict | None) -> dict | None:
 
 
 async def review_comments(
-    marts: Marts, repo: str, number: int, paths: list[str], lines: set[int]
+    marts: Marts, repo_id: int, number: int, paths: list[str], lines: set[int]
 ) -> dict:
-    rows = await marts.rows(_REVIEW_COMMENTS, {"repo": repo, "number": number, "paths": paths})
+    rows = await marts.rows(
+        _REVIEW_COMMENTS, {"repo_id": repo_id, "number": number, "paths": paths}
+    )
     near = []
     for row in rows:
         anchors = {a for a in (row["line"], row["original_line"]) if a is not None}

@@ -1,0 +1,49 @@
+"""A caller's ``owner/name``, resolved once per request to the ``repo_id`` every mart is keyed
+by; every query after that compares ``repo_id`` (an index key, and the key rows are
+distributed on), never a name.
+
+This is the one place a repository's name is compared, case-insensitively as GitHub
+compares them. ``marts.corpus_stats`` holds one row per repository with documents: a lookup,
+where the ``repo_status`` view counts every mart (seconds at a million documents).
+"""
+
+from __future__ import annotations
+
+from psycopg import AsyncConnection
+from psycopg.rows import tuple_row
+
+from relore.serve.errors import NotIndexed
+
+# A name two repository ids have held (one renamed away, another created under it): the
+# newest id, the repository that holds the name now.
+FIND = """
+select repo_id from marts.corpus_stats
+where lower(repo) = lower(%(repo)s)
+order by repo_id desc
+limit 1
+"""
+
+
+async def find(conn: AsyncConnection, name: str) -> int | None:
+    """The repository's id, or None when the index holds nothing for it."""
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(FIND, {"repo": name})
+        row = await cur.fetchone()
+    return None if row is None else row[0]
+
+
+async def require(conn: AsyncConnection, name: str) -> int:
+    """The repository's id; a repository we hold nothing for is not an empty answer: a 404
+    that says so, what we hold, and how to index it."""
+    repo_id = await find(conn, name)
+    if repo_id is not None:
+        return repo_id
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute("select repo from marts.repo_status order by repo")
+        held = [row[0] for row in await cur.fetchall()]
+    raise NotIndexed(
+        f"{name} is not indexed here"
+        + (f" (indexed: {', '.join(held)})" if held else " (nothing is indexed yet)")
+        + f"; index it with `relored extract --repo {name}` then `dbt build`",
+        indexed=held,
+    )
