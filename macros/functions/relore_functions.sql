@@ -35,6 +35,8 @@
       relore_test_ids(text)               table(test_id, test_file, test_name, is_failed)
     links.sql
       relore_links(text, own_repo)        table(link_kind, target_repo, target_number)
+    rules.sql
+      relore_has_hidden_characters(text)  zero-width or bidi control characters (rules mart)
     audit.sql
       relore_secret_leaks(schema, since)  per string column of a schema (text, arrays, JSON),
                                           values holding a secret (table rows newer than since)
@@ -72,6 +74,8 @@
     {{ relore_test_ids_functions(s) }}
 
     {{ relore_links_functions(s) }}
+
+    {{ relore_rules_functions(s) }}
 
     {{ relore_audit_functions(s) }}
 
