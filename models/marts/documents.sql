@@ -15,6 +15,14 @@
     )
 }}
 
+-- The incremental branch reads these (the threads that changed, and the inputs of a tier)
+-- depends_on: {{ ref('stg_github__issues') }}
+-- depends_on: {{ ref('stg_github__issue_comments') }}
+-- depends_on: {{ ref('stg_github__review_comments') }}
+-- depends_on: {{ ref('stg_github__reviews') }}
+-- depends_on: {{ ref('stg_ops__collaborator_permissions') }}
+-- depends_on: {{ ref('machine_accounts') }}
+
 {%- set columns = document_columns() %}
 
 with
@@ -125,7 +133,16 @@ with
         group by repo_id, thread_number
     ),
 
-    {{ document_rows('scope') }},
+    -- The scope goes in as arrays (each an init plan, a value to Postgres) so the filter
+    -- reaches the view's staging scans; a join on scope alone would derive every document
+    -- first. The exists() keeps each (repo_id, thread_number) pair exact.
+    derived_documents as (
+        select derived.* from {{ ref('int_documents_normalized') }} as derived
+        where
+            derived.repo_id = any(array(select scope.repo_id from scope))
+            and derived.thread_number = any(array(select scope.thread_number from scope))
+            and {{ in_thread_scope('scope', 'derived') }}
+    ),
 
     changed as (
         select * from derived_documents
@@ -172,10 +189,8 @@ with
         select * from vanished
     ),
 {%- else %}
-    {{ document_rows() }},
-
     written as (
-        select * from derived_documents
+        select * from {{ ref('int_documents_normalized') }}
     ),
 {%- endif %}
 

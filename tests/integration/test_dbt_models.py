@@ -570,6 +570,109 @@ def test_every_dbt_table_is_keyed_by_repo_id(built):
     assert tables - {"machine_accounts"} <= keyed
 
 
+def _models_by_layer(build_dir: Path) -> tuple[dict, dict]:
+    manifest = json.loads((build_dir / "target" / "manifest.json").read_text())
+    models = {
+        unique_id: node
+        for unique_id, node in manifest["nodes"].items()
+        if node["resource_type"] == "model"
+    }
+    layer = {
+        unique_id: node["original_file_path"].split("/")[1] for unique_id, node in models.items()
+    }
+    return models, layer
+
+
+def test_no_intermediate_model_reads_a_mart(built):
+    """Intermediate models feed marts; one that refs a mart (as a snapshot's input once did)
+    turns the layers into a cycle waiting to happen. dbt's own dependency graph, so a ref
+    made inside a macro counts too."""
+    models, layer = _models_by_layer(built["build_dir"])
+    assert {"staging", "intermediate", "marts"} <= set(layer.values())
+    reads_a_mart = {
+        node["name"]: sorted(
+            models[dependency]["name"]
+            for dependency in node["depends_on"]["nodes"]
+            if layer.get(dependency) == "marts"
+        )
+        for unique_id, node in models.items()
+        if layer[unique_id] == "intermediate"
+    }
+    assert {name: marts for name, marts in reads_a_mart.items() if marts} == {}
+
+
+def test_no_staging_model_reads_an_intermediate_model_or_a_mart(built):
+    models, layer = _models_by_layer(built["build_dir"])
+    reads_past_staging = {
+        node["name"]: sorted(
+            models[dependency]["name"]
+            for dependency in node["depends_on"]["nodes"]
+            if layer.get(dependency) in ("intermediate", "marts")
+        )
+        for unique_id, node in models.items()
+        if layer[unique_id] == "staging"
+    }
+    assert {name: later for name, later in reads_past_staging.items() if later} == {}
+
+
+def _scans(plan: dict):
+    """(relation, conditions) of every scan in an EXPLAIN (FORMAT JSON) plan; a bitmap heap
+    scan carries its index scan's condition."""
+    conditions = " ".join(
+        str(plan.get(key, "")) for key in ("Index Cond", "Filter", "Recheck Cond")
+    )
+    children = plan.get("Plans", [])
+    if "Relation Name" in plan:
+        for child in children:
+            conditions += " " + str(child.get("Index Cond", ""))
+        yield plan["Relation Name"], conditions
+    for child in children:
+        yield from _scans(child)
+
+
+def test_a_scoped_read_of_the_document_derivation_derives_only_those_threads(built):
+    """An incremental documents build reads int_documents_normalized filtered to its threads
+    (repo_id and thread_number as arrays, as documents.sql passes them): the filter must
+    reach the staging scans inside the view, or every document of every thread is redacted
+    and chunked again on every build. A step that stops it: an aggregate, a window not
+    partitioned by both, an input read twice and materialized."""
+    with psycopg.connect(built["url"]) as conn:
+        (plan,) = conn.execute(
+            """
+            explain (format json)
+            with scope as materialized (
+                select %s::bigint as repo_id, 4 as thread_number
+            )
+            select derived.*
+            from intermediate.int_documents_normalized as derived
+            where
+                derived.repo_id = any(array(select scope.repo_id from scope))
+                and derived.thread_number = any(array(select scope.thread_number from scope))
+            """,
+            (REPO_ID,),
+        ).fetchone()[0]
+    scans: dict[str, list[str]] = {}
+    for relation, conditions in _scans(plan["Plan"]):
+        scans.setdefault(relation, []).append(conditions)
+    # the thread filter itself (a repo_id filter alone passes a window partitioned by it)
+    children = ("stg_github__issue_comments", "stg_github__review_comments", "stg_github__reviews")
+    for relation in children:
+        assert scans.get(relation), relation
+        assert all("thread_number = ANY" in c for c in scans[relation]), scans[relation]
+    # issues is read twice (opening posts, and every document's head): the opening posts
+    # are filtered; the head lookup may be a join on the filtered rows
+    issues = scans["stg_github__issues"]
+    assert any(re.search(r"\bnumber = ANY", c) for c in issues), issues
+    rows = _rows(
+        built["url"],
+        "select distinct thread_number from intermediate.int_documents_normalized"
+        " where repo_id = any(%s) and thread_number = any(%s)",
+        [REPO_ID],
+        [4],
+    )
+    assert rows == [(4,)]
+
+
 def test_authority_retiers_without_rehashing_and_a_shrunk_body_drops_its_chunks(built, run_dbt):
     url = built["url"]
     before_docs = dict(
@@ -655,7 +758,9 @@ def test_docs_generate_describes_every_mart_and_its_columns(built, run_dbt):
     marts = {
         node["name"]: node
         for node in manifest["nodes"].values()
-        if node["resource_type"] == "model" and node["schema"] == "marts"
+        if node["resource_type"] == "model"
+        and node["schema"] == "marts"
+        and node["config"]["materialized"] != "ephemeral"  # no relation: the snapshot's input
     }
     assert {"documents", "threads", "corpus_stats", "lexeme_stats", "path_aliases"} <= set(marts)
     undocumented = {

@@ -113,10 +113,10 @@ flagged as (
         edited.is_always,
         (cardinality(edited.triggers) > 0 or edited.is_always) as is_tagged,
         -- zero-width and bidi control characters: a rule holding one is never served
-        (
+        {{ relore_fn('has_hidden_characters') }}(
             edited.title || ' ' || edited.rule_text || ' '
             || array_to_string(edited.triggers, ' ')
-        ) ~ '[\u200B-\u200F\u202A-\u202E\u2066-\u2069\uFEFF]' as has_hidden_characters,
+        ) as has_hidden_characters,
         edited.created_at,
         edited.file_position,
         edited.source_path,

@@ -1,4 +1,16 @@
 {#-
+    Markdown as plain text.
+    The catalog of every function and its file: macros/functions/relore_functions.sql.
+    `s` is the schema they are created in (relore_function_schema()).
+-#}
+{% macro relore_text_functions(s) -%}
+    create or replace function {{ s }}.relore_markdown_to_text(markdown text) returns text
+language sql immutable parallel safe as $fn$
+    select {{ markdown_to_text('markdown') }}
+$fn$;
+{%- endmacro %}
+
+{#-
     GitHub-flavoured markdown -> plain text for search and snippets. Deliberately simple:
       - carriage returns dropped (GitHub bodies use CRLF);
       - HTML comments removed (issue templates are full of them);
@@ -8,7 +20,7 @@
       - common HTML tags (<details>, <summary>, <br>, <a ...>, ...) removed, their text kept;
       - heading markers (#), blockquote markers (>) and inline-code backticks removed;
       - trailing spaces trimmed, runs of blank lines collapsed to one, ends trimmed.
-    A null body gives null. serve/ may call this same macro's SQL for the caller's query.
+    A null body gives null. Called as the function relore_markdown_to_text (above).
 -#}
 {% macro markdown_to_text(markdown) -%}
     btrim(

@@ -1,5 +1,8 @@
 -- What documents_history (a dbt snapshot) records of each document: its identity, the
--- columns a version is told apart by, and the text.
+-- columns a version is told apart by, and the text. Ephemeral (no relation: the snapshot
+-- inlines it), downstream of the mart it narrows.
+{{ config(materialized='ephemeral') }}
+
 with
 
 documents as (

@@ -1,0 +1,43 @@
+{#-
+    References to other threads: closes and mentions.
+    The catalog of every function and its file: macros/functions/relore_functions.sql.
+    `s` is the schema they are created in (relore_function_schema()).
+-#}
+{% macro relore_links_functions(s) -%}
+    create or replace function {{ s }}.relore_links(body text, own_repo text)
+returns table (link_kind text, target_repo text, target_number integer)
+language sql immutable parallel safe as $fn$
+    with found as (
+        select
+            'closes' as kind,
+            coalesce(nullif(m[2], ''), m[4]) as repo,
+            coalesce(m[3], m[5]) as num
+        from regexp_matches(
+            coalesce(body, ''),
+            '\m(close[sd]?|fix(?:e[sd])?|resolve[sd]?):?[ \t]+(?:([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?#([0-9]{1,9})|https?://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/(?:issues|pull)/([0-9]{1,9}))\M',
+            'gi'
+        ) as m
+        union all
+        select 'mentions', nullif(m[1], ''), m[2]
+        from regexp_matches(
+            coalesce(body, ''),
+            '(?:^|[^A-Za-z0-9_/&#.-])((?:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?)#([0-9]{1,9})\M',
+            'g'
+        ) as m
+        union all
+        select 'mentions', m[1], m[2]
+        from regexp_matches(
+            coalesce(body, ''),
+            'https?://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/(?:issues|pull)/([0-9]{1,9})',
+            'g'
+        ) as m
+    )
+    select
+        case when bool_or(kind = 'closes') then 'closes' else 'mentions' end,
+        lower(coalesce(repo, own_repo)),
+        num::integer
+    from found
+    where num::integer > 0
+    group by 2, 3
+$fn$;
+{%- endmacro %}

@@ -1,0 +1,56 @@
+{#-
+    Redaction: the secret catalog (macros/relore_secret_catalog.sql) as functions.
+    The catalog of every function and its file: macros/functions/relore_functions.sql.
+    `s` is the schema they are created in (relore_function_schema()).
+-#}
+{% macro relore_redaction_functions(s) -%}
+-- Redaction: the catalog (macros/relore_secret_catalog.sql) as one function. Its entries
+-- run in order, in buckets: a bucket runs only when the text holds one of its entries'
+-- keywords (one case-insensitive match per bucket: PostgreSQL's regex cost grows faster than
+-- the number of words, so several matches of twenty words cost less than one of a hundred
+-- and fifty, and far less than as many strpos calls) or matches a guard, and an entry of
+-- the bucket only when the text holds one of its own. Most text runs no replacement.
+create or replace function {{ s }}.relore_redact(input text) returns text
+language plpgsql immutable parallel safe as $fn$
+declare
+    folded text;
+    output text := input;
+begin
+    if input is null then
+        return null;
+    end if;
+    {% for bucket in relore_secret_catalog() | batch(relore_secret_bucket_size()) -%}
+    if {{ relore_secret_prefilter(bucket, 'output') }} then
+        folded := lower(output);
+        {% for entry in bucket -%}
+        -- {{ entry['kind'] }}{{ ': ' ~ entry['note'] if entry['note'] }}
+        if {% if entry['guard'] -%}
+            output ~ '{{ entry['guard'] | replace("'", "''") }}'
+        {%- else -%}
+            {%- for keyword in entry['keywords'] -%}
+                strpos(folded, '{{ keyword | replace("'", "''") }}') > 0{{ ' or ' if not loop.last }}
+            {%- endfor -%}
+        {%- endif %} then
+            output := regexp_replace(
+                output, '{{ entry['pattern'] | replace("'", "''") }}',
+                '{{ entry['replace'] | replace("'", "''") }}', '{{ entry['flags'] }}'
+            );
+        end if;
+        {% endfor -%}
+    end if;
+    {% endfor -%}
+    return output;
+end
+$fn$;
+
+create or replace function {{ s }}.relore_has_secret(input text) returns boolean
+language sql immutable parallel safe as $fn$
+    select input is not null and {{ s }}.relore_redact(input) <> input
+$fn$;
+
+-- The catalog itself, for tests/ and benchmarks/ (and anyone asking what is redacted).
+create or replace function {{ s }}.relore_secret_catalog() returns jsonb
+language sql immutable parallel safe as $fn$
+    select '{{ tojson(relore_secret_catalog()) | replace("'", "''") }}'::jsonb
+$fn$;
+{%- endmacro %}
