@@ -14,7 +14,7 @@ from relore.client import render
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import database
 from relore.serve import errors, ranking, search, thread
-from relore.serve.code import why
+from relore.serve.code.why import marts as why
 
 REPO = Repo(4242, "acme/ranking")
 OWNER = gh.user("acme", 9000, "Organization")
