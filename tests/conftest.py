@@ -43,18 +43,7 @@ def pg_cluster(tmp_path_factory) -> database.EmbeddedPaths:
     paths = database.EmbeddedPaths(tmp_path_factory.mktemp("pg"))
     database.start_embedded(paths)
     yield paths
-    _stop_immediately(paths)
-
-
-def _stop_immediately(paths: database.EmbeddedPaths) -> None:
-    """Stop the throwaway cluster without its shutdown checkpoint: nothing in it is kept, and
-    a fast stop spent half a minute writing out hundreds of test databases."""
-    if database.embedded_status(paths) != "running":
-        return
-    pg_ctl = [str(database._bin("pg_ctl")), "-D", str(paths.data), "-m", "immediate", "-w"]
-    result = database._run_pg([*pg_ctl, "stop"], database._system_user())
-    if result.returncode != 0:
-        raise database.DatabaseError(f"pg_ctl stop failed: {result.stderr}")
+    database.stop_embedded(paths)
 
 
 def _drop_database(paths: database.EmbeddedPaths, name: str) -> None:
@@ -72,8 +61,12 @@ def _create_database(paths: database.EmbeddedPaths, name: str) -> str:
 @pytest.fixture
 def db_url(pg_cluster) -> str:
     """A new, migrated database for one test; the writer's URL (relore_writer, not a
-    superuser, with its password)."""
-    return _create_database(pg_cluster, f"t_{os.getpid()}_{next(_db_names)}")
+    superuser, with its password). Dropped after the test: a session that kept every test's
+    database left a gigabyte of files behind, which pytest's basetemp cleanup then spent half a
+    minute deleting at the end of a later session."""
+    name = f"t_{os.getpid()}_{next(_db_names)}"
+    yield _create_database(pg_cluster, name)
+    _drop_database(pg_cluster, name)
 
 
 class _ModuleDatabase:
