@@ -1,18 +1,24 @@
-"""Session fixtures: a throwaway embedded Postgres cluster, fresh databases, dbt, fake GitHub.
+"""Session fixtures: a throwaway embedded Postgres cluster, fresh databases, dbt, fake GitHub,
+and the indexed world every read-only suite shares (tests/fixtures/world.py).
 
 Nothing here skips: a machine that cannot start the embedded Postgres fails the suite.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import itertools
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import psycopg
 import pytest
+from fixtures import world as worlds
+from psycopg import sql
 
 from relore.operate import database
 
@@ -40,29 +46,122 @@ def pg_cluster(tmp_path_factory) -> database.EmbeddedPaths:
     database.stop_embedded(paths)
 
 
-def _create_database(paths: database.EmbeddedPaths, name: str) -> str:
+def _drop_database(paths: database.EmbeddedPaths, name: str) -> None:
     with psycopg.connect(paths.url(database="postgres"), autocommit=True) as conn:
-        conn.execute(f"drop database if exists {name} with (force)")
+        conn.execute(
+            sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name))
+        )
+
+
+def _create_database(paths: database.EmbeddedPaths, name: str) -> str:
+    _drop_database(paths, name)
     return database.ensure_embedded_database(paths, name)
 
 
 @pytest.fixture
 def db_url(pg_cluster) -> str:
     """A new, migrated database for one test; the writer's URL (relore_writer, not a
-    superuser, with its password)."""
-    return _create_database(pg_cluster, f"t_{os.getpid()}_{next(_db_names)}")
+    superuser, with its password). Dropped after the test: a session that kept every test's
+    database left a gigabyte of files behind, which pytest's basetemp cleanup then spent half a
+    minute deleting at the end of a later session."""
+    name = f"t_{os.getpid()}_{next(_db_names)}"
+    yield _create_database(pg_cluster, name)
+    _drop_database(pg_cluster, name)
+
+
+class _ModuleDatabase:
+    """The one private database a module may take (``module_db_url`` or ``world_copy``).
+    Every module's is called the same, so dbt's saved parse for that name serves the next
+    module's first build (see ``run_dbt``); it is dropped when the module ends."""
+
+    def __init__(self, paths: database.EmbeddedPaths) -> None:
+        self.paths, self.name, self.taken_by = paths, f"m_{os.getpid()}", None
+
+    def take(self, by: str) -> str:
+        if self.taken_by is not None:
+            raise RuntimeError(f"a module takes one private database: {self.taken_by} or {by}")
+        self.taken_by = by
+        return self.name
 
 
 @pytest.fixture(scope="module")
-def module_db_url(pg_cluster) -> str:
-    """A new, migrated database shared by one test module."""
-    return _create_database(pg_cluster, f"m_{os.getpid()}_{next(_db_names)}")
+def _module_database(pg_cluster):
+    slot = _ModuleDatabase(pg_cluster)
+    yield slot
+    _drop_database(pg_cluster, slot.name)
+
+
+@pytest.fixture(scope="module")
+def module_db_url(_module_database) -> str:
+    """A new, migrated, empty database shared by one test module."""
+    return _create_database(_module_database.paths, _module_database.take("module_db_url"))
 
 
 @pytest.fixture(scope="session")
-def run_dbt():
+def indexed_world(request, pg_cluster, tmp_path_factory, run_dbt) -> worlds.World:
+    """The world every read-only suite shares: each collected module's ``WORLD_PART``
+    landed (a generated corpus through its fake GitHub and ``relored extract``), then one
+    ``dbt build``. Read it; never change it (take ``world_copy`` for that)."""
+    modules = {item.module for item in request.session.items if hasattr(item, "module")}
+    parts = worlds.declared(modules)
+    if not parts:
+        raise RuntimeError("indexed_world: no collected module declares a WORLD_PART")
+    with contextlib.ExitStack() as stack:
+        yield worlds.build(
+            pg_cluster,
+            f"world_{os.getpid()}",
+            parts,
+            create_database=lambda name: _create_database(pg_cluster, name),
+            run_dbt=run_dbt,
+            mktemp=tmp_path_factory.mktemp,
+            stack=stack,
+        )
+
+
+@pytest.fixture(scope="module")
+def world_copy(indexed_world, _module_database) -> str:
+    """A private copy of the world as it was built, for one module whose tests change it
+    (an extract, a deletion, a build after new rows); the writer's URL."""
+    name = _module_database.take("world_copy")
+    return worlds.copy(_module_database.paths, indexed_world, name)
+
+
+@pytest.fixture(scope="session")
+def run_dbt(tmp_path_factory):
     """``run_dbt(url, tmp_path, *args)``: the repo's dbt project, run as a user runs it."""
-    return _run_dbt
+    return _DbtRunner(tmp_path_factory.mktemp("dbt-parse"))
+
+
+class _DbtRunner:
+    """Plain ``dbt`` against ``url``, its target and logs under ``tmp_path``.
+
+    A user keeps ``target/`` between builds, so dbt parses the project once and then only
+    what changed (``partial_parse.msgpack``). A test's target is new, so this keeps the last
+    saved parse per database URL and ``--vars`` and puts it in the target first: dbt itself
+    checks it (project files, profile, vars, environment) and parses afresh if it is stale.
+    """
+
+    def __init__(self, parses: Path) -> None:
+        self.parses = parses
+
+    def __call__(self, url: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+        target = tmp_path / "target"
+        saved = target / "partial_parse.msgpack"
+        cached = self.parses / self._key(url, args)
+        if cached.exists():
+            target.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(cached, saved)
+        try:
+            return _run_dbt(url, tmp_path, *args)
+        finally:
+            if saved.exists():
+                shutil.copyfile(saved, cached)
+
+    @staticmethod
+    def _key(url: str, args: tuple[str, ...]) -> str:
+        given = list(args)
+        cli_vars = given[given.index("--vars") + 1] if "--vars" in given else ""
+        return hashlib.sha256(f"{url}\0{cli_vars}".encode()).hexdigest()[:24] + ".msgpack"
 
 
 def _run_dbt(url: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

@@ -12,7 +12,8 @@ import json
 
 import psycopg
 import pytest
-from fixtures import corpus, fake_github
+from fixtures import corpus
+from fixtures import world as worlds
 
 from relore.contract.version import __version__
 from relore.operate import cli as relored
@@ -35,12 +36,13 @@ def _extract(url: str, api_url: str, *argv: str) -> dict:
 
 
 def _versions(url: str, object_type: str, object_id: int) -> list[bool]:
-    """is_deleted of every raw version of one object, oldest first."""
+    """is_deleted of every raw version of one object of this repository, oldest first (the
+    world's other corpora reuse object ids)."""
     with psycopg.connect(url) as conn:
         rows = conn.execute(
             "select is_deleted from raw.github_objects where object_type = %s "
-            "and object_id = %s order by row_id",
-            (object_type, object_id),
+            "and object_id = %s and repo = %s order by row_id",
+            (object_type, object_id, REPO),
         ).fetchall()
     return [r[0] for r in rows]
 
@@ -72,8 +74,7 @@ def _marts_holding(url: str, word: str) -> list[str]:
     return hits
 
 
-@pytest.fixture(scope="module")
-def world():
+def _corpus() -> corpus.Corpus:
     w = corpus.generate(seed=21, threads=30, repo=REPO)
     issue = next(i["number"] for i in w.issues if "pull_request" not in i and i["comments"])
     pr = next(n for n in w.pull_numbers() if w.review_comments_for(n))
@@ -86,20 +87,24 @@ def world():
     return w
 
 
-@pytest.fixture(scope="module")
-def github(world):
-    app = fake_github.create_app([world])
-    with fake_github.serve(app) as base_url:
-        yield app, base_url
+# Only this module extracts acme/forgets: its tests delete from the fake GitHub the world
+# landed it from (served all session), and poll and build a copy of the world.
+WORLD_PART = worlds.Part(REPO, corpus=_corpus)
 
 
 @pytest.fixture(scope="module")
-def indexed(module_db_url, github, tmp_path_factory, run_dbt):
-    _app, base_url = github
-    _extract(module_db_url, base_url)
-    build = tmp_path_factory.mktemp("dbt")
-    run_dbt(module_db_url, build, "build")
-    return {"url": module_db_url, "build": build}
+def world(indexed_world):
+    return indexed_world.corpora[REPO]
+
+
+@pytest.fixture(scope="module")
+def github(indexed_world):
+    return indexed_world.github[REPO]
+
+
+@pytest.fixture(scope="module")
+def indexed(world_copy, tmp_path_factory):
+    return {"url": world_copy, "build": tmp_path_factory.mktemp("dbt")}
 
 
 def _search(url: str, word: str) -> list[dict]:
@@ -185,9 +190,13 @@ def test_status_says_when_deletions_were_last_checked(indexed):
 
     reader = database.reader_url(indexed["url"], env={})
     with TestClient(create_app(Settings(reader)), base_url="http://127.0.0.1") as client:
-        page = client.get("/api/v1/status", headers={"x-relore-client": __version__}).json()
+        page = client.get(
+            "/api/v1/status", params={"repo": REPO}, headers={"x-relore-client": __version__}
+        ).json()
         text = client.get(
-            "/api/v1/status", params={"format": "text"}, headers={"x-relore-client": __version__}
+            "/api/v1/status",
+            params={"repo": REPO, "format": "text"},
+            headers={"x-relore-client": __version__},
         )
     (repo,) = page["repos"]
     assert repo["deletions"]["checked_at"], repo

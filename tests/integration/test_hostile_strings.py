@@ -22,11 +22,11 @@ import psycopg
 import pytest
 from fixtures import fake_github, indexed
 from fixtures import hostile_strings as H
+from fixtures import world as worlds
 
 from relore.client import cli as client_cli
 from relore.contract.version import __version__
 from relore.operate import cli as relored
-from relore.operate import database
 from relore.serve.app import Settings, create_app
 
 pytestmark = pytest.mark.slow
@@ -66,9 +66,8 @@ def _source(i: int, text: str) -> str:
     )
 
 
-@pytest.fixture(scope="module")
-def origin(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("origin") / "hostile"
+def _origin(parent: Path) -> Path:
+    root = parent / "hostile"
     root.mkdir()
     _git(root, "init", "-q", "-b", "main")
     (root / "lib").mkdir()
@@ -185,23 +184,29 @@ def _relored(argv: list[str], env: dict) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@pytest.fixture(scope="module")
-def daemon(module_db_url, origin, tmp_path_factory, run_dbt):
-    clones_dir = tmp_path_factory.mktemp("clones")
-    before = os.environ.get("RELORE_CLONES_DIR")
-    os.environ["RELORE_CLONES_DIR"] = str(clones_dir)
-    env = {"RELORE_DATABASE_URL": module_db_url, "RELORE_CLONES_DIR": str(clones_dir)}
+def _land_world(landing: worlds.Landing) -> None:
+    """The hostile repository in the shared world: its payloads, its clone, its rules."""
+    origin = _origin(landing.mktemp("origin"))
     merge = _git(origin, "rev-parse", "HEAD~1")
-    with psycopg.connect(module_db_url, autocommit=True) as conn:
+    with psycopg.connect(landing.url, autocommit=True) as conn:
         _seed(conn, merge)
-    code, _, err = _relored(["clone", "--repo", REPO, "--url", str(origin), "--json"], env)
+    argv = ["clone", "--repo", REPO, "--url", str(origin), "--json"]
+    code, _, err = _relored(argv, landing.env)
     assert code == 0, err
-    rules = tmp_path_factory.mktemp("rules") / "rules.yaml"
+    rules = landing.mktemp("rules") / "rules.yaml"
     rules.write_text(RULES, encoding="utf-8")
-    code, _, err = _relored(["rules", "load", "--repo", REPO, str(rules), "--json"], env)
+    code, _, err = _relored(["rules", "load", "--repo", REPO, str(rules), "--json"], landing.env)
     assert code == 0, err
-    run_dbt(module_db_url, tmp_path_factory.mktemp("dbt"), "build")
-    reader = database.reader_url(module_db_url, env={})
+
+
+WORLD_PART = worlds.Part(REPO, land=_land_world)
+
+
+@pytest.fixture(scope="module")
+def daemon(indexed_world):
+    before = os.environ.get("RELORE_CLONES_DIR")
+    os.environ["RELORE_CLONES_DIR"] = str(indexed_world.clones_dir)  # serve reads its own env
+    reader = indexed_world.reader
     try:
         with fake_github.serve(create_app(Settings(reader))) as base_url:
             yield base_url

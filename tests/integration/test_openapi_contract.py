@@ -1,5 +1,5 @@
 """The API against its own contract: a bounded schemathesis run over ``/api/v1/openapi.json``,
-in-process against the ASGI app, over a real indexed database.
+in-process against the ASGI app, over the shared indexed world (tests/fixtures/world.py).
 
 Every operation gets generated requests, valid and invalid (derandomized, so a failure
 replays); none may answer a 5xx the document does not promise, and every answer must conform
@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import pytest
 import schemathesis
-from fixtures import corpus, indexed
+from fixtures import corpus
+from fixtures import world as worlds
 from hypothesis import HealthCheck, Phase, settings
 from schemathesis import checks
 from schemathesis.python import asgi
@@ -59,10 +60,12 @@ CHECKS = [
 ]
 
 
+WORLD_PART = worlds.Part(REPO, corpus=lambda: corpus.generate(seed=5, threads=20, repo=REPO))
+
+
 @pytest.fixture(scope="module")
-def app(module_db_url, tmp_path_factory, run_dbt):
-    world = corpus.generate(seed=5, threads=20, repo=REPO)
-    reader = indexed.build(module_db_url, tmp_path_factory.mktemp("dbt"), run_dbt, world)
+def app(indexed_world, tmp_path_factory):
+    reader = indexed_world.reader
     labels = tmp_path_factory.mktemp("labels") / "labels.jsonl"
     # schemathesis addresses the app as `testserver`: a name this daemon is told to answer to
     yield create_app(Settings(reader, labels_path=str(labels), allowed_hosts=("testserver",)))

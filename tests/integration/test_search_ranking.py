@@ -9,6 +9,7 @@ import re
 import psycopg
 import pytest
 from fixtures import corpus_payloads as gh
+from fixtures import world as worlds
 
 from relore.client import render
 from relore.extract.landing import RawObject, Repo, land
@@ -53,14 +54,25 @@ CLAIM = _issue(
 )
 
 
-@pytest.fixture(scope="module")
-def ranked_db(module_db_url, run_dbt, tmp_path_factory):
+def _land_world(landing: worlds.Landing) -> None:
     repository = gh.repository(REPO.full_name, REPO.repo_id, OWNER, T0, T0, 41)
-    _land(module_db_url, [RawObject("repository", REPO.repo_id, None, repository)])
-    _land(module_db_url, [*FREQUENT, RARE, FAILING, CLAIM])
-    build = tmp_path_factory.mktemp("dbt")
-    run_dbt(module_db_url, build, "build")
-    return module_db_url, build
+    _land(landing.url, [RawObject("repository", REPO.repo_id, None, repository)])
+    _land(landing.url, [*FREQUENT, RARE, FAILING, CLAIM])
+
+
+WORLD_PART = worlds.Part(REPO.full_name, land=_land_world)
+
+
+@pytest.fixture(scope="module")
+def ranked_db(indexed_world):
+    """The shared world, where this corpus is one repository of several."""
+    return indexed_world.url, indexed_world.build_dir
+
+
+@pytest.fixture(scope="module")
+def ranked_copy(world_copy, tmp_path_factory):
+    """A copy of the world for the test that lands a document and builds again."""
+    return world_copy, tmp_path_factory.mktemp("dbt")
 
 
 def _search(url: str, **params) -> dict:
@@ -122,8 +134,8 @@ def test_term_frequency_recovered_from_ts_rank_is_exact(ranked_db):
     assert {int(tf) for n, tf in rows if n >= 256} <= {255, 256}
 
 
-def test_statistics_refresh_only_once_drift_is_reached(ranked_db, run_dbt):
-    url, build = ranked_db
+def test_statistics_refresh_only_once_drift_is_reached(ranked_copy, run_dbt):
+    url, build = ranked_copy
 
     def refreshed():
         with psycopg.connect(url) as conn:
@@ -162,7 +174,7 @@ def test_rationale_with_no_authoritative_answer_lowers_its_floor_and_says_so(ran
         "from": ["authoritative"],
         "to": ["authoritative", "reported"],
     }
-    assert {h["number"] for h in page["hits"]} <= {41, 44}  # 44 lands in the drift test
+    assert {h["number"] for h in page["hits"]} <= {41, 44}  # 44 lands in the drift test (its copy)
     assert 41 in {h["number"] for h in page["hits"]}
     assert {h["trust"] for h in page["hits"]} == {"reported"}
     assert "trust floor lowered" in render.search_page(page)

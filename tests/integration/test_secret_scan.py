@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-from fixtures import corpus, indexed
+from fixtures import corpus
+from fixtures import world as worlds
 
 SCAN = "assert_no_secret_survives_in_any_mart_text"
 LEAK = "hf_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z"  # a Hugging Face token's shape
 
 
+REPO = "acme/scanned"
+WORLD_PART = worlds.Part(REPO, corpus=lambda: corpus.generate(seed=8, threads=12, repo=REPO))
+
+
 @pytest.fixture(scope="module")
-def built(module_db_url, tmp_path_factory, run_dbt):
-    world = corpus.generate(seed=8, threads=12, repo="acme/scanned")
-    build_dir = tmp_path_factory.mktemp("dbt")
-    indexed.build(module_db_url, build_dir, run_dbt, world)
-    return {"url": module_db_url, "build": build_dir}
+def built(world_copy, indexed_world, tmp_path_factory):
+    """A copy of the shared world (its build passed the scan): the tests below write marts."""
+    repo_id = indexed_world.corpora[REPO].repo_id
+    return {"url": world_copy, "build": tmp_path_factory.mktemp("dbt"), "repo_id": repo_id}
 
 
 def _since(url: str):
@@ -49,9 +53,13 @@ def test_a_passing_build_marks_where_the_next_scan_starts(built, run_dbt):
 def test_a_row_written_after_the_mark_is_scanned_and_fails_the_build(built, run_dbt):
     url = built["url"]
     with psycopg.connect(url) as conn:
-        number = conn.execute("select min(number) from marts.threads").fetchone()[0]
+        repo_id = built["repo_id"]  # the copy holds other repositories' threads too
+        number = conn.execute(
+            "select min(number) from marts.threads where repo_id = %s", (repo_id,)
+        ).fetchone()[0]
         conn.execute(
-            "update marts.threads set title = %s where number = %s", (f"leak {LEAK}", number)
+            "update marts.threads set title = %s where number = %s and repo_id = %s",
+            (f"leak {LEAK}", number, repo_id),
         )
     try:
         with pytest.raises(AssertionError, match=SCAN):
@@ -60,7 +68,10 @@ def test_a_row_written_after_the_mark_is_scanned_and_fails_the_build(built, run_
         assert _leaks(url, _since(url)) == 1
     finally:
         with psycopg.connect(url) as conn:
-            conn.execute("update marts.threads set title = 'mended' where number = %s", (number,))
+            conn.execute(
+                "update marts.threads set title = 'mended' where number = %s and repo_id = %s",
+                (number, repo_id),
+            )
     run_dbt(url, built["build"], "test", "--select", SCAN)
 
 

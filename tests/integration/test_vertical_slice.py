@@ -1,6 +1,7 @@
 """The whole loop, for real: fake GitHub over HTTP → relored extract → dbt build → serve → relore.
 
-One module-scoped database carries the slice; each test reads what the loop produced.
+The slice's repository is one of the shared indexed world's (tests/fixtures/world.py),
+landed and built once by the loop; each test reads what the loop produced.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 import psycopg
 import pytest
 from fixtures import corpus, fake_github
+from fixtures import world as worlds
 
 from relore.client import cli as client_cli
 from relore.contract.version import __version__
@@ -67,34 +69,45 @@ HOSTILE = (
 )
 
 
-@pytest.fixture(scope="module")
-def world():
+def _corpus() -> corpus.Corpus:
     w = corpus.generate(seed=11, threads=40, repo=REPO)
     w.add_comment(w.issues[2]["number"], HOSTILE)
     return w
 
 
-@pytest.fixture(scope="module")
-def github(world):
-    app = fake_github.create_app([world])
-    with fake_github.serve(app) as base_url:
-        yield app, base_url
+WORLD_PART = worlds.Part(REPO, corpus=_corpus)
 
 
 @pytest.fixture(scope="module")
-def slice_db(module_db_url, github, tmp_path_factory, run_dbt):
-    _app, base_url = github
-    first = _extract(module_db_url, base_url)
-    build_dir = tmp_path_factory.mktemp("dbt")
-    run_dbt(module_db_url, build_dir, "build")
-    return {"url": module_db_url, "first_extract": first, "build_dir": build_dir}
+def world(indexed_world):
+    return indexed_world.corpora[REPO]
+
+
+@pytest.fixture(scope="module")
+def github(indexed_world):
+    return indexed_world.github[REPO]
+
+
+@pytest.fixture(scope="module")
+def slice_db(indexed_world):
+    """The shared world: this module's repository is one of several, so its queries name it.
+    The re-extract and second build below write nothing, or fail."""
+    return {
+        "url": indexed_world.url,
+        "first_extract": indexed_world.extracts[REPO],
+        "build_dir": indexed_world.build_dir,
+        "repos": indexed_world.repos,
+        "repo_id": indexed_world.corpora[REPO].repo_id,
+    }
 
 
 def test_first_extract_lands_every_issue_and_comment(slice_db, world):
     with psycopg.connect(slice_db["url"]) as conn:
         counts = dict(
             conn.execute(
-                "select object_type, count(distinct object_id) from raw.github_objects group by 1"
+                "select object_type, count(distinct object_id) from raw.github_objects"
+                " where repo_id = %s group by 1",
+                (slice_db["repo_id"],),
             ).fetchall()
         )
     assert counts["issue"] == len(world.issues)
@@ -125,11 +138,14 @@ def test_second_dbt_build_with_nothing_new_writes_zero_mart_rows(slice_db, run_d
 
 def test_every_thread_and_document_reaches_the_marts(slice_db, world):
     with psycopg.connect(slice_db["url"]) as conn:
-        threads = conn.execute("select count(*) from marts.threads").fetchone()[0]
+        threads = conn.execute(
+            "select count(*) from marts.threads where repo_id = %s", (slice_db["repo_id"],)
+        ).fetchone()[0]
         kinds = dict(
             conn.execute(
                 "select document_kind, count(distinct source_document_id) from marts.documents "
-                "where not is_deleted group by 1"
+                "where not is_deleted and repo_id = %s group by 1",
+                (slice_db["repo_id"],),
             ).fetchall()
         )
     assert threads == len(world.issues)
@@ -241,7 +257,7 @@ def test_bad_request_is_a_clear_400(api, params, needle):
 
 
 def test_status_reports_counts_and_high_water_marks(api, world):
-    page = api.get("/api/v1/status").json()
+    page = api.get("/api/v1/status", params={"repo": REPO}).json()
     assert page["version"] == __version__
     assert page["engine"].startswith("postgres 18")
     (repo,) = page["repos"]
@@ -354,10 +370,10 @@ def test_hostile_comment_comes_out_marked_scrubbed_and_inside_the_envelope(api, 
     assert compact.split("\n")[0] == page["envelope"]["begin"]
 
 
-def test_repository_not_indexed_is_its_own_answer_not_an_empty_page(api, daemon):
+def test_repository_not_indexed_is_its_own_answer_not_an_empty_page(api, daemon, slice_db):
     response = api.get("/api/v1/search", params={"q": "error", "repo": "acme/nothing"})
     assert response.status_code == 404
-    assert response.json()["indexed"] == [REPO]
+    assert response.json()["indexed"] == slice_db["repos"]
     code, out, err = _relore(daemon, "search", "error", "--repo", "acme/nothing")
     assert code == client_cli.ExitStatus.NOT_INDEXED
     assert out == "" and "acme/nothing is not indexed" in err and "relored extract" in err
@@ -417,8 +433,9 @@ def _longest_thread(slice_db) -> int:
     with psycopg.connect(slice_db["url"]) as conn:
         return conn.execute(
             "select thread_number from marts.documents where document_kind <> 'opening_post' "
-            "and not is_deleted group by 1 order by count(distinct source_document_id) desc, 1 "
-            "limit 1"
+            "and not is_deleted and repo_id = %s group by 1 "
+            "order by count(distinct source_document_id) desc, 1 limit 1",
+            (slice_db["repo_id"],),
         ).fetchone()[0]
 
 
@@ -517,14 +534,14 @@ def test_relore_thread_and_inflight_render_over_real_http(daemon, world):
 
 def _one(slice_db, sql: str):
     with psycopg.connect(slice_db["url"]) as conn:
-        return conn.execute(sql).fetchone()
+        return conn.execute(sql, {"repo_id": slice_db["repo_id"]}).fetchone()
 
 
 def test_error_filter_normalizes_the_callers_line_like_the_index_did(api, slice_db):
     normal, number = _one(
         slice_db,
         "select normal_form, thread_number from marts.thread_errors"
-        " order by normal_form, thread_number limit 1",
+        " where repo_id = %(repo_id)s order by normal_form, thread_number limit 1",
     )
     # the number placeholder alone, never the N of a word (NoneType, KeyNotFound)
     pasted = re.sub(r"\bN\b", "4242", normal)
@@ -534,7 +551,9 @@ def test_error_filter_normalizes_the_callers_line_like_the_index_did(api, slice_
         carriers = {
             r[0]
             for r in conn.execute(
-                "select thread_number from marts.thread_errors where normal_form = %s", (normal,)
+                "select thread_number from marts.thread_errors"
+                " where normal_form = %s and repo_id = %s",
+                (normal, slice_db["repo_id"]),
             )
         }
     assert page["hits"] and {h["number"] for h in page["hits"]} <= carriers
@@ -566,7 +585,7 @@ def test_pasted_traceback_is_split_into_legs_and_merged(api, slice_db):
         "join marts.thread_errors as e on e.repo_id = d.repo_id "
         "and e.thread_number = d.thread_number "
         "where d.body_text like '%%Traceback (most recent call last)%%' and not d.is_deleted "
-        "and d.trust_tier <> 'machine' limit 1",
+        "and d.trust_tier <> 'machine' and d.repo_id = %(repo_id)s limit 1",
     )
     start = body.index("Traceback (most recent call last)")
     pasted = body[start : start + 1500]

@@ -15,8 +15,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fixtures import corpus, fake_github, indexed
+from fixtures import corpus, fake_github
 from fixtures import hostile_strings as H
+from fixtures import world as worlds
 
 from relore.client import cli as client_cli
 from relore.serve.app import Settings, create_app
@@ -52,8 +53,7 @@ def _need_browser():
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="module")
-def world():
+def _corpus() -> corpus.Corpus:
     w = corpus.generate(seed=23, threads=30, repo=REPO)
     w.add_comment(w.issues[3]["number"], MARKUP)
     hostile = w.add_issue(f"{H.CATALOG[0][1][:120]} {HOSTILE_WORD}", H.joined())
@@ -63,10 +63,18 @@ def world():
     return w
 
 
+WORLD_PART = worlds.Part(REPO, corpus=_corpus)
+
+
 @pytest.fixture(scope="module")
-def daemon(module_db_url, tmp_path_factory, run_dbt, world):
-    _need_browser()
-    reader = indexed.build(module_db_url, tmp_path_factory.mktemp("dbt"), run_dbt, world)
+def world(request):
+    _need_browser()  # before the shared world is built, where it is not yet
+    return request.getfixturevalue("indexed_world").corpora[REPO]
+
+
+@pytest.fixture(scope="module")
+def daemon(request, tmp_path_factory, world):
+    reader = request.getfixturevalue("indexed_world").reader
     labels = tmp_path_factory.mktemp("labels") / "labels.jsonl"
     tokens = {TOKEN: frozenset({"read", "label"})}
     app = create_app(Settings(reader, tokens=tokens, labels_path=str(labels)))
