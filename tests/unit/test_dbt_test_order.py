@@ -10,7 +10,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_secret_scan_runs_after_every_mart():
-    marts = {path.stem for path in (ROOT / "models" / "marts").rglob("*.sql")}
+    marts = {
+        path.stem
+        for path in (ROOT / "models" / "marts").rglob("*.sql")
+        # an ephemeral model (document_versions, the snapshot's input) is no relation
+        if "materialized='ephemeral'" not in path.read_text()
+    }
     scan = (ROOT / "data-tests" / "assert_no_secret_survives_in_any_mart_text.sql").read_text()
     named = set(re.findall(r"--\s*depends_on:\s*\{\{\s*ref\('([\w]+)'\)\s*\}\}", scan))
     assert marts - named == set(), "the secret scan would run before these marts are built"
