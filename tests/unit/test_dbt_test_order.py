@@ -10,11 +10,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_secret_scan_runs_after_every_mart():
-    # an ephemeral model is no relation: the scan has nothing of it to read or wait for
     marts = {
         path.stem
         for path in (ROOT / "models" / "marts").rglob("*.sql")
-        if not re.search(r"materialized\s*=\s*'ephemeral'", path.read_text())
+        # an ephemeral model (document_versions, the snapshot's input) is no relation
+        if "materialized='ephemeral'" not in path.read_text()
     }
     scan = (ROOT / "data-tests" / "assert_no_secret_survives_in_any_mart_text.sql").read_text()
     named = set(re.findall(r"--\s*depends_on:\s*\{\{\s*ref\('([\w]+)'\)\s*\}\}", scan))
