@@ -23,7 +23,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from relore.contract.rules.choose import HIDDEN_CHARACTERS
+from relore.contract.rules.choose import has_hidden_characters
 from relore.extract.payloads import storable
 
 _ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -151,11 +151,7 @@ def read_rules_file(path: Path) -> list[dict]:
 
 def hidden_ids(rules: list[dict]) -> list[str]:
     """Rules dbt will flag (has_hidden_characters) and serve will never send."""
-    return [
-        r["id"]
-        for r in rules
-        if any(HIDDEN_CHARACTERS.search(t) for t in (r["title"], r["text"], *r["triggers"]))
-    ]
+    return [r["id"] for r in rules if has_hidden_characters(r["title"], r["text"], *r["triggers"])]
 
 
 def _hash(payload: dict) -> str:
