@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from fixtures import indexed, web_pages
+from fixtures import web_pages
+from fixtures import world as worlds
 from starlette.testclient import TestClient
 
 from relore.client import render
@@ -15,6 +16,7 @@ from relore.serve import notices, ranking
 from relore.serve.app import Settings, create_app
 
 pytestmark = pytest.mark.slow
+WORLD_PART = worlds.Part(web_pages.REPO, corpus=web_pages.world)
 
 RENDERERS = {
     "search": render.search_page,
@@ -24,17 +26,13 @@ RENDERERS = {
 
 
 @pytest.fixture(scope="module")
-def live(module_db_url, tmp_path_factory, run_dbt):
-    w = web_pages.world()
-    reader = indexed.build(module_db_url, tmp_path_factory.mktemp("dbt"), run_dbt, w)
-    cap = ranking.CANDIDATE_CAP
-    ranking.CANDIDATE_CAP = web_pages.CANDIDATE_CAP
-    try:
-        app = create_app(Settings(reader))
-        with TestClient(app, base_url="http://127.0.0.1") as client:
-            pages = web_pages.record(client, w)
-    finally:
-        ranking.CANDIDATE_CAP = cap
+def live(indexed_world):
+    w = indexed_world.corpora[web_pages.REPO]
+    reader = indexed_world.reader
+    assert ranking.CANDIDATE_CAP == web_pages.DEFAULT_CAP
+    app = create_app(Settings(reader))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        pages = web_pages.record(client, w)
     if os.environ.get("RELORE_RECORD_WEB_PAGES"):
         web_pages.save(pages)
     return pages
