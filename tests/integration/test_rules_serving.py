@@ -207,7 +207,7 @@ def test_no_character_is_hidden_to_the_loader_but_not_to_dbt_or_back(loaded):
         code_point
         for code_point in range(1, 0x110000)
         if not 0xD800 <= code_point <= 0xDFFF
-        and rules_loader.HIDDEN_CHARACTERS.search(f"a{chr(code_point)}b")
+        and rules_loader.has_hidden_characters(f"a{chr(code_point)}b")
     }
     assert sql_says == python_says
     assert {0x200B, 0x200F, 0x202A, 0x202E, 0x2066, 0x2069, 0xFEFF} <= sql_says
