@@ -17,7 +17,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from relore.contract import stamps
-from relore.contract.envelope import one_line, quote
+from relore.contract.envelope import quote
 from relore.contract.limits import MAX_HITS as MAX_LIMIT
 from relore.contract.limits import MAX_QUERY_CHARS, MAX_SIGNAL_VALUES, STATES, TRUST_TIERS
 from relore.contract.limits import QUESTION_KINDS as KINDS
@@ -25,6 +25,7 @@ from relore.serve import inputs, notices, ranking, repos
 from relore.serve.errors import BadRequest
 from relore.serve.terms import MAX_TERMS
 from relore.serve.terms import TERM_RE as _TERM_RE
+from relore.serve.thread import thread_identity
 
 PER_THREAD = 3
 SNIPPET_CHARS = 400
@@ -159,12 +160,7 @@ def looks_like_a_failure(text: str) -> bool:
 
 def _hit(row: dict) -> dict:
     return {
-        "repo": row["repo"],
-        "number": row["number"],
-        "kind": row["kind"],
-        "state": row["display_state"],
-        "title": one_line(row["title"]),
-        "url": row["url"],
+        **thread_identity(row),
         "document_id": row["document_id"],
         "document_kind": row["document_kind"],
         "author": row["author"],

@@ -146,7 +146,9 @@ def _ends_and_middle(rows: list[dict], n: int) -> list[dict]:
     return rows[:head] + picks + rows[len(rows) - tail :]
 
 
-def _head(row: dict) -> dict:
+def thread_identity(row: dict) -> dict:
+    """What names a thread on every page that lists one (a search hit, a thread's head):
+    a row of ``marts.threads`` columns, its state as the mart derived it."""
     return {
         "repo": row["repo"],
         "number": row["number"],
@@ -154,6 +156,12 @@ def _head(row: dict) -> dict:
         "state": row["display_state"],
         "title": one_line(row["title"]),
         "url": row["url"],
+    }
+
+
+def _head(row: dict) -> dict:
+    return {
+        **thread_identity(row),
         "author": row["author_login"],
         "trust": row["opening_post_trust"],
         "date": stamps.date(row["created_at"]),

@@ -12,7 +12,7 @@ from fixtures import world as worlds
 from starlette.testclient import TestClient
 
 from relore.client import render
-from relore.serve import notices, ranking
+from relore.serve import notices
 from relore.serve.app import Settings, create_app
 
 pytestmark = pytest.mark.slow
@@ -29,7 +29,6 @@ RENDERERS = {
 def live(indexed_world):
     w = indexed_world.corpora[web_pages.REPO]
     reader = indexed_world.reader
-    assert ranking.CANDIDATE_CAP == web_pages.DEFAULT_CAP
     app = create_app(Settings(reader))
     with TestClient(app, base_url="http://127.0.0.1") as client:
         pages = web_pages.record(client, w)

@@ -27,7 +27,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from relore.contract.envelope import quote
 from relore.contract.sanitize import fence
-from relore.serve import inputs, repos
+from relore.serve import inputs
 from relore.serve.code.git import Budget, Git, GitFailed
 from relore.serve.code.why.history import (
     MAX_PICKAXE_WALKS,
@@ -73,8 +73,7 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
     git = Git(clone, budget)
     marts = Marts(pool)
     head = (await git.run(["rev-parse", "HEAD"], what="git rev-parse HEAD")).text.strip()
-    found = await marts.rows(repos.FIND, {"repo": request.repo})
-    repo_id = found[0]["repo_id"] if found else None
+    repo_id = await marts.repo_id(request.repo)
     indexed = repo_id is not None
     try:
         blob = await git.run(

@@ -12,6 +12,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from relore.contract import stamps
 from relore.contract.envelope import one_line
+from relore.serve import repos
 from relore.serve.code.why.history import Commit, subject_number
 from relore.serve.thread import WHOLE_COMMENT, comment_row
 
@@ -63,6 +64,12 @@ class Marts:
 
     def __init__(self, pool: AsyncConnectionPool):
         self.pool = pool
+
+    async def repo_id(self, name: str) -> int | None:
+        """The repository's id by :func:`relore.serve.repos.find`, or None: ``why`` answers
+        from the clone alone for a repository the index does not hold."""
+        async with self.pool.connection() as conn:
+            return await repos.find(conn, name)
 
     async def rows(self, sql: str, params: dict) -> list[dict]:
         async with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
