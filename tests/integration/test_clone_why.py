@@ -1,6 +1,7 @@
 """The working clone, for real: a git repository built here with subprocess git (renames, a
 merge of a pull request, squash subjects, a licence header) → `relored clone` → dbt build →
-serve's why / symbol / grep / copies → `relore`. No mocked git.
+serve's why / symbol / grep / copies → `relore`. No mocked git. The clone is made in the
+shared world (tests/fixtures/world.py); the tests read and write a copy of it.
 
 History of the repository (dates fixed, oldest first):
 
@@ -28,6 +29,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from fixtures import fake_github, indexed
+from fixtures import world as worlds
 
 from relore.client import cli as client_cli
 from relore.contract.version import __version__
@@ -37,7 +39,8 @@ from relore.serve.app import Settings, create_app
 
 pytestmark = pytest.mark.slow
 
-REPO, REPO_ID = "acme/widgets", 4242
+# Its own name and id in the shared world (the slice is acme/widgets, the ranking corpus 4242).
+REPO, REPO_ID = "acme/gearbox", 4343
 CORE = "lib/acme/core.py"
 NAMES = {"src/core.py", "src/pkg/core.py", CORE}
 LICENCE = (
@@ -140,9 +143,8 @@ def _commit(cwd: Path, subject: str, date: str) -> str:
     return _git(cwd, "rev-parse", "HEAD")
 
 
-@pytest.fixture(scope="module")
-def origin(tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("origin") / "widgets"
+def _origin(parent: Path) -> dict:
+    root = parent / "widgets"
     root.mkdir()
     _git(root, "init", "-q", "-b", "main")
     core = root / "src" / "core.py"
@@ -311,10 +313,29 @@ def _relored(argv: list[str], env: dict) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def _land_world(landing: worlds.Landing) -> dict:
+    """The origin built, its pull requests landed and `relored clone` run, in the world."""
+    origin = _origin(landing.mktemp("origin"))
+    with psycopg.connect(landing.url, autocommit=True) as conn:
+        _seed(conn, origin["shas"])
+    argv = ["clone", "--repo", REPO, "--url", str(origin["path"]), "--json"]
+    code, out, err = _relored(argv, landing.env)
+    assert code == 0, err
+    return {"origin": origin, "report": json.loads(out), "progress": err}
+
+
+WORLD_PART = worlds.Part(REPO, land=_land_world)
+
+
 @pytest.fixture(scope="module")
-def clones_dir(tmp_path_factory):
-    """serve reads RELORE_CLONES_DIR from its process environment."""
-    path = tmp_path_factory.mktemp("clones")
+def origin(indexed_world) -> dict:
+    return indexed_world.landed[REPO]["origin"]
+
+
+@pytest.fixture(scope="module")
+def clones_dir(indexed_world):
+    """serve reads RELORE_CLONES_DIR from its process environment: the world's clones."""
+    path = indexed_world.clones_dir
     before = os.environ.get("RELORE_CLONES_DIR")
     os.environ["RELORE_CLONES_DIR"] = str(path)
     yield path
@@ -325,23 +346,16 @@ def clones_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def world(module_db_url, origin, clones_dir, tmp_path_factory, run_dbt):
-    env = {"RELORE_DATABASE_URL": module_db_url, "RELORE_CLONES_DIR": str(clones_dir)}
-    with psycopg.connect(module_db_url, autocommit=True) as conn:
-        _seed(conn, origin["shas"])
-    code, out, err = _relored(
-        ["clone", "--repo", REPO, "--url", str(origin["path"]), "--json"], env
-    )
-    assert code == 0, err
-    report = json.loads(out)
-    build_dir = tmp_path_factory.mktemp("dbt")
-    run_dbt(module_db_url, build_dir, "build")
+def world(indexed_world, world_copy, clones_dir, tmp_path_factory):
+    """A copy of the shared world, built with this clone: the tests below clone again (into
+    the world's clone) and build, so they read and write the copy."""
+    landed = indexed_world.landed[REPO]
     return {
-        "url": module_db_url,
-        "env": env,
-        "report": report,
-        "progress": err,
-        "build_dir": build_dir,
+        "url": world_copy,
+        "env": {"RELORE_DATABASE_URL": world_copy, "RELORE_CLONES_DIR": str(clones_dir)},
+        "report": landed["report"],
+        "progress": landed["progress"],
+        "build_dir": tmp_path_factory.mktemp("dbt"),
     }
 
 
@@ -365,7 +379,7 @@ def _rows(url: str, sql: str, *params) -> list[tuple]:
 
 def test_clone_is_complete_and_sits_at_the_remotes_head(world, origin, clones_dir):
     report = world["report"]
-    clone = clones_dir / "acme" / "widgets"
+    clone = clones_dir / "acme" / "gearbox"
     assert report["path"] == str(clone)
     assert report["action"] == "cloned"
     assert report["head_sha"] == origin["shas"]["P"]
