@@ -1,4 +1,5 @@
-"""dbt build at scale: full, after 1% of threads change, and with nothing new; plus sizes.
+"""dbt build at scale: full, after 1% of threads change, and with nothing new; plus sizes,
+and the search index (serve/lexical) built, refreshed after each build, and rebuilt.
 
 The corpus is generated and landed straight into raw with the real landing writer (the
 HTTP path is measured by extract_bench.py), then the repo's dbt project is built against a
@@ -116,6 +117,26 @@ def sizes(url: str, threads: int) -> list[dict]:
     ]
 
 
+def index_refresh(url: str, work: Path, repo_id: int, *, full: bool = False) -> dict:
+    """The search index brought up to the marts (serve/lexical), as the daemon or
+    `relored index` does it, read through the reader role: its wall time and size."""
+    from relore.serve.lexical import store
+
+    reader = database.reader_url(url, env={})
+    with psycopg.connect(reader) as conn:
+        indexes = store.for_connection(conn, work / "search-index")
+    repo_dir = indexes.reader(repo_id).repo_dir
+    done = store.refresh(indexes.conninfo, repo_dir, repo_id, full=full)
+    size = sum(f.stat().st_size for f in repo_dir.rglob("*") if f.is_file())
+    return {
+        "action": done.action,
+        "wall_s": round(done.seconds, 2),
+        "threads": done.threads,
+        "documents": done.documents,
+        "size_mib": round(size / 2**20, 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=50_000)
@@ -166,6 +187,7 @@ def main() -> None:
         report = {"threads": args.threads, "payloads_landed": landed,
                   "land_s": round(time.perf_counter() - start, 1), "postgres": settings}  # fmt: skip
         report["full_build"] = dbt_build(url, work)
+        report["index_full"] = index_refresh(url, work, repo.repo_id)
         rng = random.Random(7)
         numbers = rng.sample(range(1, args.threads + 1), max(1, int(args.threads * args.change)))
         for number in numbers:
@@ -173,7 +195,10 @@ def main() -> None:
         report["changed_threads"] = len(numbers)
         report["changed_payloads_landed"] = land_corpus(url, world, repo)
         report["incremental_build"] = dbt_build(url, work)
+        report["index_refresh"] = index_refresh(url, work, repo.repo_id)
         report["noop_build"] = dbt_build(url, work)
+        report["index_noop"] = index_refresh(url, work, repo.repo_id)
+        report["index_rebuild"] = index_refresh(url, work, repo.repo_id, full=True)
         report["sizes"] = sizes(url, args.threads)
         if args.keep:
             report["database_url"] = url

@@ -1,6 +1,6 @@
 """The read service under concurrent load, beside the same work run straight on Postgres.
 
-For each case (search: plain, filtered, widened, traceback-expanded; thread page) a load
+For each case (the search-core issue's query classes, and a thread page) a load
 process separate from the server sends requests from ``--concurrency`` workers for
 ``--seconds``; p50/p95/p99 latency and requests/s come from that process. The same case then
 runs as ``serve``'s own query functions on direct reader connections (no HTTP, no ASGI, no
@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -50,27 +52,80 @@ def summary(timings_ms: list[float], seconds: float, errors: int) -> dict:
     }
 
 
-def cases(url: str, repo: str) -> dict[str, tuple[str, dict]]:
-    """Read the index for realistic inputs: a stored error line, a traceback, a long thread."""
+VARIANTS = 20  # distinct requests per case, cycled: no case is one query answered again
+
+
+def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
+    """Each query class of the search-core issue, as ``VARIANTS`` realistic requests read
+    from the index itself: rare and frequent words (by document frequency), 2-6-word
+    questions of mid-frequency words, a signal filter with a frequent word, a pasted error
+    line, a pasted traceback, and a long thread's page."""
     with psycopg.connect(url) as conn:
-        error = conn.execute("select normal_form from marts.thread_errors limit 1").fetchone()[0]
-        number = conn.execute(
-            "select thread_number from marts.documents group by 1 order by count(*) desc limit 1"
+        repo_id = conn.execute(
+            "select repo_id from marts.corpus_stats where lower(repo) = lower(%s)", (repo,)
         ).fetchone()[0]
-        body = conn.execute(
-            "select body_text from marts.documents "
-            "where body_text like '%Traceback (most recent call last)%' limit 1"
+        documents = conn.execute(
+            "select documents from marts.corpus_stats where repo_id = %s", (repo_id,)
         ).fetchone()[0]
-    traceback = body[body.index("Traceback") :][:1500]
+
+        def column(sql: str, *params) -> list:
+            return [row[0] for row in conn.execute(sql, (repo_id, *params)).fetchall()]
+
+        def words(low: int, high: int, order: str = "documents desc") -> list[str]:
+            return column(
+                f"""select lexeme from marts.lexeme_stats
+                where repo_id = %s and documents between %s and %s and lexeme ~ '^[a-z]{{4,}}$'
+                order by {order}, lexeme limit %s""",
+                low,
+                high,
+                VARIANTS * 6,
+            )
+
+        def most_threads(table: str, name: str) -> list:
+            return column(
+                f"select {name} from marts.{table} where repo_id = %s "
+                "group by 1 order by count(*) desc limit %s",
+                VARIANTS,
+            )
+
+        rare = words(3, 30)[:VARIANTS]
+        frequent = words(documents // 20, documents)[:VARIANTS]
+        middle = words(documents // 1000, documents // 20, "md5(lexeme)")
+        errors = most_threads("thread_errors", "normal_form")
+        files = most_threads("thread_files", "path")
+        numbers = most_threads("documents", "thread_number")
+        bodies = column(
+            """select body_text from marts.documents
+            where repo_id = %s and body_text like '%%Traceback (most recent call last)%%'
+            limit %s""",
+            VARIANTS * 5,
+        )
+    error_lines, tracebacks = [], []
+    for body in bodies:
+        text = body[body.index("Traceback") :]
+        lines = text.splitlines()
+        error = next((x for x in lines if re.match(r"\s*[\w.]*(Error|Exception)\b.*:", x)), None)
+        if error and len(error_lines) < VARIANTS:
+            error_lines.append(error.strip())
+        if len(tracebacks) < VARIANTS:
+            tracebacks.append(text[:1500])
+    questions = [" ".join(middle[i * 4 : i * 4 + 2 + i % 5]) for i in range(VARIANTS)]
+    search = "/api/v1/search"
+
+    def asked(**each) -> list[dict]:
+        return [
+            {**{k: v[i % len(v)] for k, v in each.items()}, "repo": repo} for i in range(VARIANTS)
+        ]
+
     return {
-        "search plain": ("/api/v1/search", {"q": "timeout retry connection", "repo": repo}),
-        "search filtered (--error)": (
-            "/api/v1/search",
-            {"q": "fails", "error": error, "repo": repo},
-        ),
-        "search widened": ("/api/v1/search", {"q": "timeout zyzzogeton", "repo": repo}),
-        "search traceback (legs)": ("/api/v1/search", {"q": traceback, "repo": repo}),
-        "thread page": ("/api/v1/thread", {"repo": repo, "number": str(number)}),
+        "rare word": (search, asked(q=rare)),
+        "frequent word": (search, asked(q=frequent)),
+        "question (2-6 words)": (search, asked(q=questions)),
+        "--error + frequent word": (search, asked(q=frequent, error=errors)),
+        "--file + frequent word": (search, asked(q=frequent, file=files)),
+        "pasted error line": (search, asked(q=error_lines)),
+        "pasted traceback (legs)": (search, asked(q=tracebacks)),
+        "thread page": ("/api/v1/thread", asked(number=[str(n) for n in numbers])),
     }
 
 
@@ -97,22 +152,24 @@ async def _drive(call, concurrency: int, seconds: float) -> dict:
     return summary(timings, time.perf_counter() - started, errors)
 
 
-async def _http_load(base: str, path: str, params: dict, concurrency: int, seconds: float):
+async def _http_load(base: str, path: str, asked: list, concurrency: int, seconds: float):
     import httpx
 
     limits = httpx.Limits(max_connections=concurrency)
     headers = {"x-relore-client": __version__}
+    turn = itertools.cycle(asked)
     async with httpx.AsyncClient(base_url=base, limits=limits, headers=headers) as client:
 
         async def call() -> bool:
-            response = await client.get(path, params=params, timeout=60)
+            response = await client.get(path, params=next(turn), timeout=60)
             return response.status_code == 200
 
-        await call()  # warm
+        for _ in asked:  # warm: every variant once
+            await call()
         return await _drive(call, concurrency, seconds)
 
 
-async def _sql_load(reader: str, path: str, params: dict, concurrency: int, seconds: float):
+async def _sql_load(reader: str, path: str, asked: list, concurrency: int, seconds: float):
     from relore.serve import search, thread
 
     connections = [
@@ -122,8 +179,11 @@ async def _sql_load(reader: str, path: str, params: dict, concurrency: int, seco
     for conn in connections:
         idle.put_nowait(conn)
 
+    turn = itertools.cycle(asked)
+
     async def call() -> bool:
         conn = await idle.get()
+        params = next(turn)
         try:
             if path.endswith("/search"):
                 await search.search(conn, search.parse_request(params))
@@ -133,7 +193,8 @@ async def _sql_load(reader: str, path: str, params: dict, concurrency: int, seco
         finally:
             idle.put_nowait(conn)
 
-    await call()  # warm
+    for _ in asked:  # warm: every variant once
+        await call()
     try:
         return await _drive(call, concurrency, seconds)
     finally:
@@ -144,9 +205,9 @@ async def _sql_load(reader: str, path: str, params: dict, concurrency: int, seco
 def client_main(args) -> None:
     params = json.loads(args.params)
     if args.client == "http":
-        result = _http_load(args.base, args.path, params, args.concurrency, args.seconds)
+        result = _http_load(args.base, args.path, params, int(args.concurrency), args.seconds)
     else:
-        result = _sql_load(args.reader, args.path, params, args.concurrency, args.seconds)
+        result = _sql_load(args.reader, args.path, params, int(args.concurrency), args.seconds)
     print(json.dumps(asyncio.run(result)))
 
 
@@ -207,7 +268,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", help="the writer's URL (the reader is derived)")
     parser.add_argument("--repo")
-    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument(
+        "--concurrency", default="1,8", help="clients per case: one figure, or several, a,b"
+    )
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--cold-runs", type=int, default=10)
     # the load process's own arguments
@@ -235,21 +298,25 @@ def main() -> None:
         _wait_up(base, server)
         with psycopg.connect(args.url) as conn:
             documents = conn.execute("select count(*) from marts.documents").fetchone()[0]
+        levels = [int(x) for x in str(args.concurrency).split(",")]
         report: dict = {
             "documents": documents,
-            "concurrency": args.concurrency,
+            "concurrency": levels,
             "seconds_per_case": args.seconds,
+            "variants_per_case": VARIANTS,
         }
-        for name, (path, params) in cases(args.url, args.repo).items():
-            http = _load("http", path, params, args, base, reader)
-            sql = _load("sql", path, params, args, base, reader)
-            report[name] = {
-                "service": http,
-                "direct": sql,
-                "p50_ratio": round(http["p50_ms"] / sql["p50_ms"], 2),
-                "throughput_ratio": round(http["req_per_s"] / sql["req_per_s"], 2),
-            }
-            print(f"{name}: service {http} direct {sql}", file=sys.stderr)
+        for name, (path, asked) in cases(args.url, args.repo).items():
+            for level in levels:
+                run = argparse.Namespace(**{**vars(args), "concurrency": level})
+                http = _load("http", path, asked, run, base, reader)
+                sql = _load("sql", path, asked, run, base, reader)
+                report.setdefault(name, {})[f"{level} client(s)"] = {
+                    "service": http,
+                    "direct": sql,
+                    "p50_ratio": round(http["p50_ms"] / sql["p50_ms"], 2),
+                    "throughput_ratio": round(http["req_per_s"] / sql["req_per_s"], 2),
+                }
+                print(f"{name} x{level}: service {http} direct {sql}", file=sys.stderr)
         report["cold_start"] = _cold_start(env, args.repo, args.cold_runs)
         print(json.dumps(report, indent=2))
     finally:

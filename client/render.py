@@ -75,6 +75,7 @@ def search_page(page: dict) -> str:
         lines.append(
             f"   {hit['document_kind']} by {_f(hit['author'])} [{hit['trust']}] "
             f"{hit['age']} ({hit['date']})  {hit['url']}"
+            + (f"  ({hit['partial']})" if hit.get("partial") else "")
         )
         # the daemon already marked every retrieved line with '>'
         lines.extend(_marked(hit.get("snippet"), "   "))
@@ -100,6 +101,16 @@ def status_page(page: dict) -> str:
                 f"  deletions: last checked {deletions['checked_at']} ({deletions['age']})"
                 if deletions.get("checked_at")
                 else "  deletions: never checked (the next `relored extract` does)"
+            )
+        index = repo.get("search_index")
+        if index:
+            lines.append(
+                "  search index: "
+                + {
+                    "current": f"current ({index.get('documents', 0):,} documents, refreshed "
+                    f"{index.get('refreshed_at')})",
+                    "behind": "behind the marts (the next search refreshes it; or `relored index`)",
+                }.get(index["state"], "not built (the first search builds it; or `relored index`)")
             )
         for pass_name, floor in sorted(repo.get("sample_floors", {}).items()):
             lines.append(f"  {pass_name}: sampled from {floor} (nothing older is indexed)")

@@ -103,6 +103,19 @@ def build_parser() -> argparse.ArgumentParser:
     cl.add_argument("--url", help="any git URL or local path (default https://github.com/o/n)")
     cl.add_argument("--json", action="store_true", help="print the report as JSON")
 
+    ix = verbs.add_parser(
+        "index",
+        help="build or refresh the search index from the marts (after dbt build)",
+        description="Bring each repository's search index ($RELORE_INDEX_DIR, default "
+        "$RELORE_HOME/search-index) up to the marts: build it the first time (or with --full), "
+        "else re-read only the threads a build wrote since. The daemon does the same on the "
+        "first search after a build; this moves that cost off the search. Exit status: 0 "
+        "done, 1 failed.",
+    )
+    ix.add_argument("--repo", type=_repo_arg, help="owner/name (default: every repository)")
+    ix.add_argument("--full", action="store_true", help="rebuild from scratch")
+    ix.add_argument("--json", action="store_true", help="print the report as JSON")
+
     srv = verbs.add_parser("serve", help="serve the read API over the marts")
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8080)
@@ -267,6 +280,10 @@ def main(
             from relore.operate import rules_cli
 
             return rules_cli.run(args, out, err, env)
+        if args.verb == "index":
+            from relore.operate import index_cli
+
+            return index_cli.run(args.repo, args.full, env, out, err, as_json=args.json)
         if args.verb == "clone":
             from relore.operate import clone
 

@@ -12,7 +12,7 @@ Every search, thread and inflight page carries ``notices``: a list, in reading o
 The sentence is written here and nowhere else: ``client/render.py`` (the text ``relore``
 prints, and ``format=text``) and ``serve/static/app.js`` (the page at ``/``) print ``text``
 verbatim at ``place`` and word nothing of their own, so the CLI and the page can never
-disagree about what a page left out, widened, lowered, capped or cut. A new thing to say is a
+disagree about what a page left out, widened, lowered or cut. A new thing to say is a
 new kind here, in the OpenAPI document (it reads :data:`KINDS`) and in the Node test's pages.
 
 Built from the page's own facts (the fields stay on the page for scripts) by
@@ -30,12 +30,12 @@ PLACES = ("title", "count", "before", "after")
 # kind -> what it says (the OpenAPI document shows these)
 KINDS = {
     # search
-    "per_thread_cap": "more documents matched than the page counts: at most N per thread",
+    "per_thread_cap": "the page takes at most N documents from one thread",
     "expanded": "a pasted traceback was split into legs, each searched, then merged",
     "normalized_filters": "the filters as the index compared them",
-    "widened": "no document carried every term: ranked by how many terms each carries",
+    "widened": "too few documents carry every term: the page is filled with documents "
+    "carrying enough of them, each hit saying whether it carries every one",
     "trust_lowered": "nothing at the question's trust floor answered: a lower tier is shown",
-    "candidate_cap": "ranking stopped at the candidate cap: not every match was ranked",
     "no_matches": "nothing matched (with the filters that zeroed the page)",
     # thread
     "focus": "how many comments carry a focus word",
@@ -70,9 +70,9 @@ def filters_text(filters: dict) -> str:
 
 def search(page: dict) -> list[dict]:
     notices = []
-    if page.get("matches", 0) > page["total"]:
+    if page["total"] > page["returned"]:
         cap = page["per_thread_cap"]
-        text = f"{page['matches']} matching documents, at most {cap} per thread"
+        text = f"matching documents, at most {cap} per thread"
         notices.append(_notice("per_thread_cap", "count", text, per_thread_cap=cap))
     if page.get("expanded"):
         legs = ", ".join(f"{leg['leg']} ({leg['returned']})" for leg in page.get("legs", []))
@@ -84,10 +84,15 @@ def search(page: dict) -> list[dict]:
         text = f"filters as the index holds them: {shown}"
         notices.append(_notice("normalized_filters", "before", text))
     if page.get("widened"):
-        text = (
-            "widened: no document carries every term; showing documents ranked by how many "
-            "of the terms they carry"
-        )
+        fill = page.get("fill")
+        if fill:
+            text = (
+                f"widened: {fill['every_word']} hit(s) carry every term; "
+                f"{fill['some_words']} more carry at least {fill['minimum']} of the "
+                f"{fill['of']} terms (each hit says how many)"
+            )
+        else:
+            text = "widened: some legs' hits carry only some of their terms (each hit says)"
         notices.append(_notice("widened", "before", text))
     if page.get("trust_lowered"):
         lowered = page["trust_lowered"]
@@ -96,13 +101,6 @@ def search(page: dict) -> list[dict]:
             f"{'/'.join(lowered['to'])} (each hit names its tier)"
         )
         notices.append(_notice("trust_lowered", "before", text))
-    if page.get("candidate_cap"):
-        cap = page["candidate_cap"]
-        text = (
-            f"ranked the first {cap} matching documents found, not every match: add a term "
-            "or a filter to narrow"
-        )
-        notices.append(_notice("candidate_cap", "before", text, candidate_cap=cap))
     if not page["hits"]:
         filters = filters_text(page.get("filters", {}))
         text = "no matches" + (f" with filters {filters}" if filters else "")

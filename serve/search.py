@@ -9,8 +9,10 @@ function over the ranked matches, so one chatty thread cannot fill the page.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 from psycopg import AsyncConnection
@@ -23,6 +25,7 @@ from relore.contract.limits import MAX_QUERY_CHARS, MAX_SIGNAL_VALUES, STATES, T
 from relore.contract.limits import QUESTION_KINDS as KINDS
 from relore.serve import inputs, notices, ranking, repos
 from relore.serve.errors import BadRequest
+from relore.serve.lexical import query, store
 from relore.serve.terms import MAX_TERMS
 from relore.serve.terms import TERM_RE as _TERM_RE
 from relore.serve.thread import thread_identity
@@ -60,6 +63,8 @@ class SearchRequest:
     symbol: tuple[str, ...] = ()
     # set only when search lowers a kind's floor (see search()); --trust always wins
     floor: tuple[str, ...] = ()
+    # set only for a traceback's signal legs: fill from documents holding this many words
+    least: int | None = None
 
     @property
     def has_signals(self) -> bool:
@@ -115,25 +120,6 @@ def parse_request(params) -> SearchRequest:
     )
 
 
-# The caller's filter values through the models' own normalizers (one rule, both sides).
-_NORMALIZE = """
-select
-    -- each normalised path with every other name its file had (marts.path_aliases)
-    (select array_agg(distinct a.path)
-     from marts.relore_path_aliases(%(repo_id)s::bigint, array(
-         select n.x
-         from unnest(%(file)s::text[]) as v (raw),
-              lateral (select marts.relore_path_normal_form(v.raw) as x) as n
-         where n.x is not null)) as a (path)) as files,
-    (select array_agg(distinct coalesce(l.normal_form, marts.relore_error_normal_form(v.raw)))
-     from unnest(%(error)s::text[]) as v (raw)
-     left join lateral marts.relore_error_lines(v.raw) as l on true) as errors,
-    (select array_agg(distinct marts.relore_test_id_form(v.raw))
-     from unnest(%(test)s::text[]) as v (raw)) as tests,
-    (select array_agg(distinct coalesce(marts.relore_symbol_form(v.raw), v.raw))
-     from unnest(%(symbol)s::text[]) as v (raw)) as symbols
-"""
-
 # What a pasted traceback holds, by the same functions the signals were extracted with.
 _LEGS = """
 select
@@ -169,22 +155,76 @@ def _hit(row: dict) -> dict:
         "age": stamps.age(row["created_at"]),
         "score": round(float(row["score"]), 4),
         "matched_terms": int(row["matched_terms"]),
+        "all_terms": bool(row.get("all_terms", True)),
+        # said once here, printed verbatim by both renderers: a filled hit's coverage
+        **(
+            {"partial": f"carries {row['matched_terms']} of {row['of_terms']} terms"}
+            if not row.get("all_terms", True)
+            else {}
+        ),
         **({"path": row["path"]} if row.get("path") else {}),
         "snippet": quote(row["snippet"]),
     }
 
 
-async def _normalized(cur, request: SearchRequest) -> dict:
-    if not request.has_signals:
-        return {"files": None, "errors": None, "tests": None, "symbols": None}
-    await cur.execute(
-        _NORMALIZE,
-        {"repo_id": request.repo_id, **{name: list(getattr(request, name)) for name in SIGNALS}},
+class Ranked(NamedTuple):
+    rows: list[dict]
+    # hits below the strict conjunction (they match some of the words, not all)
+    widened: bool
+    normalized: dict
+    # documents matching every word (and the filters); with a fill, those matching enough
+    total: int
+    strict_total: int
+    # when widened: {"minimum": lexemes a filled hit holds at least, "of": the query's lexemes}
+    fill: dict | None = None
+
+
+# A page shorter than the limit is filled from documents holding at least this share of the
+# caller's lexemes (rounded up, at least one); below it a hit has not earned its slot.
+FILL_SHARE = 0.5
+
+
+def fill_minimum(n_lexemes: int) -> int:
+    return max(1, math.ceil(n_lexemes * FILL_SHARE))
+
+
+def _filters(request: SearchRequest, resolved: dict) -> query.Filters:
+    threads = None
+    for key in ("file_threads", "error_threads", "test_threads", "symbol_threads"):
+        if resolved[key] is not None:
+            found = set(resolved[key])
+            threads = found if threads is None else threads & found
+    since = None
+    if request.since:
+        since = int(datetime.fromisoformat(request.since).replace(tzinfo=UTC).timestamp())
+    return query.Filters(
+        tiers=tuple(request.trust_tiers()),
+        author=request.author,
+        since=since,
+        state=request.state,
+        threads=None if threads is None else tuple(sorted(threads)),
     )
-    row = await cur.fetchone()
+
+
+async def _resolve(cur, request: SearchRequest, repo_id: int) -> dict:
+    await cur.execute(
+        ranking.RESOLVE,
+        {
+            "repo_id": repo_id,
+            "text": " ".join(request.terms),
+            **{name: list(getattr(request, name)) or None for name in SIGNALS},
+        },
+    )
+    return await cur.fetchone()
+
+
+_RESOLVED = ("files", "errors", "tests", "symbols")
+
+
+def _normalized(request: SearchRequest, resolved: dict) -> dict:
     # a filter whose every value normalizes to nothing still filters (to nothing), honestly
     return {
-        key: (row[key] or ["\x01unmatchable"]) if getattr(request, name) else None
+        key: (resolved[key] or ["\x01unmatchable"]) if getattr(request, name) else None
         for key, name in (
             ("files", "file"),
             ("errors", "error"),
@@ -194,67 +234,103 @@ async def _normalized(cur, request: SearchRequest) -> dict:
     }
 
 
-class Ranked(NamedTuple):
-    rows: list[dict]
-    widened: bool
-    normalized: dict
-    # the candidates stopped at a bound (the cap, or the newest threads of a common signal)
-    capped: bool
+async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
+    """One repository: the strict conjunction over every match, then (when the page is not
+    full) documents holding enough of the words, each ranked by BM25 over the whole index."""
+    resolved = await _resolve(cur, request, repo_id)
+    normalized = _normalized(request, resolved)
+    filters = _filters(request, resolved)
+    lexemes = list(resolved["lexemes"])
+    if request.terms and not lexemes:  # only stop words: nothing can match
+        return Ranked([], False, normalized, 0, 0)
+    searcher = await store.for_connection(cur.connection).fresh(cur.connection, repo_id)
+    strict = query.build(lexemes, len(lexemes), filters)
+    hits = query.ranked(searcher, strict, request.limit, PER_THREAD, newest_first=not lexemes)
+    strict_total = total = query.count(searcher, strict)
+    widened, fill = False, None
+    if len(hits) < request.limit and len(lexemes) > 1:
+        minimum = request.least or fill_minimum(len(lexemes))
+        if minimum < len(lexemes):
+            wide = query.build(lexemes, minimum, filters)
+            taken: dict[int, int] = {}
+            for hit in hits:
+                taken[hit.thread] = taken.get(hit.thread, 0) + 1
+            more = query.ranked(
+                searcher,
+                wide,
+                request.limit - len(hits),
+                PER_THREAD,
+                skip=frozenset(h.document_id for h in hits),
+                taken=taken,
+            )
+            if more:
+                widened = True
+                hits += more
+                total = query.count(searcher, wide)
+                fill = {"minimum": minimum, "of": len(lexemes)}
+    if not hits:
+        return Ranked([], widened, normalized, total, strict_total, fill)
+    await cur.execute(
+        ranking.PAGE,
+        {
+            "repo_id": repo_id,
+            "documents": [h.document_id for h in hits],
+            "scores": [h.score for h in hits],
+            "lexemes": lexemes,
+            "snippet_chars": SNIPPET_CHARS,
+        },
+    )
+    rows = await cur.fetchall()
+    for row in rows:
+        row["all_terms"] = int(row["matched_terms"]) >= len(lexemes)
+        row["of_terms"] = len(lexemes)
+    return Ranked(rows, widened, normalized, total, strict_total, fill)
 
 
 async def _run(cur, request: SearchRequest) -> Ranked:
-    """One search: the strict conjunction, then (only if empty) the widened disjunction."""
-    normalized = await _normalized(cur, request)
-    params = {
-        "text": " ".join(request.terms),
-        "terms": list(request.terms),
-        "n_terms": len(request.terms),
-        "repo_id": request.repo_id,
-        "author": request.author,
-        "tiers": request.trust_tiers(),
-        "state": request.state,
-        "since": request.since,
-        "limit": request.limit,
-        "per_thread": PER_THREAD,
-        "snippet_chars": SNIPPET_CHARS,
-        "cap": ranking.CANDIDATE_CAP,
-        **normalized,
-    }
-    driver = ranking.driver_for(normalized)
-    newest_threads = False
-    if driver:
-        await cur.execute(ranking.driver_count_sql(driver), params)
-        if (await cur.fetchone())["n"] > ranking.DRIVER_THREADS:
-            # a signal this common: text goes through the GIN index; without text, the
-            # newest documents come from the most recently updated threads
-            driver, newest_threads = (None, False) if request.terms else (driver, True)
-    await cur.execute(ranking.strict_sql(bool(request.terms), driver, newest_threads), params)
-    rows = await cur.fetchall()
-    widened = False
-    if not rows and len(request.terms) > 1:
-        widened = True
-        await cur.execute(ranking.widened_sql(driver), params)
-        rows = await cur.fetchall()
-    capped = bool(rows) and (newest_threads or int(rows[0]["matches"]) >= ranking.CANDIDATE_CAP)
-    return Ranked(rows, widened, normalized, capped)
+    """One search, in the named repository or merged by score across every one held."""
+    if request.repo_id is not None:
+        return await _run_repo(cur, request, request.repo_id)
+    await cur.execute(ranking.REPOSITORIES)
+    repo_ids = [row["repo_id"] for row in await cur.fetchall()]
+    parts = [await _run_repo(cur, request, repo_id) for repo_id in repo_ids]
+    if not parts:
+        return Ranked([], False, _normalized(request, dict.fromkeys(_RESOLVED)), 0, 0)
+    rows = [row for part in parts for row in part.rows]
+    newest = not request.terms
+    rows.sort(key=lambda r: r["created_at"] if newest else r["score"], reverse=True)
+    return Ranked(
+        rows[: request.limit],
+        any(p.widened for p in parts),
+        parts[0].normalized,
+        sum(p.total for p in parts),
+        sum(p.strict_total for p in parts),
+        next((p.fill for p in parts if p.fill), None),
+    )
 
 
 def _page(request: SearchRequest, ranked: Ranked) -> dict:
     rows, widened, normalized = ranked.rows, ranked.widened, ranked.normalized
+    hits = [_hit(r) for r in rows]
     page = {
         "query": request.text,
         "terms": list(request.terms),
         "filters": request.filters(),
         "widened": widened,
         "returned": len(rows),
-        "total": int(rows[0]["total"]) if rows else 0,
-        "matches": int(rows[0]["matches"]) if rows else 0,
+        "total": ranked.total,
+        "matches": ranked.total,
+        "all_terms": ranked.strict_total,
         "per_thread_cap": PER_THREAD,
         "trust_floor": request.trust_tiers(),
-        "hits": [_hit(r) for r in rows],
+        "hits": hits,
     }
-    if ranked.capped:
-        page["candidate_cap"] = ranking.CANDIDATE_CAP
+    if ranked.fill:
+        page["fill"] = {
+            "every_word": sum(1 for h in hits if h["all_terms"]),
+            "some_words": sum(1 for h in hits if not h["all_terms"]),
+            **ranked.fill,
+        }
     applied = {k: v for k, v in normalized.items() if v}
     if applied:
         page["normalized_filters"] = applied
@@ -273,10 +349,13 @@ async def _legs(cur, request: SearchRequest) -> list[tuple[str, SearchRequest]]:
         "kind": request.kind, "since": request.since, "floor": request.floor,
     }  # fmt: skip
     legs = []
+    # a signal leg ranks its threads' documents by the prose, and admits any that holds one
+    # of its words: the document that quotes the error, never a bare "thanks" in its thread
+    worded = {"text": prose, "terms": prose_terms, "least": 1}
     if found["errors"]:
-        legs.append(("error", SearchRequest(text="", error=tuple(found["errors"][:5]), **base)))
+        legs.append(("error", SearchRequest(error=tuple(found["errors"][:5]), **worded, **base)))
     if found["tests"]:
-        legs.append(("test", SearchRequest(text="", test=tuple(found["tests"][:5]), **base)))
+        legs.append(("test", SearchRequest(test=tuple(found["tests"][:5]), **worded, **base)))
     if found["files"]:
         legs.append(
             (
@@ -325,7 +404,8 @@ async def _expanded(cur, request: SearchRequest) -> dict:
     for name, leg in await _legs(cur, request):
         if not leg.terms and not leg.has_signals:
             continue
-        rows, widened, normalized, _ = await _run(cur, leg)
+        ranked = await _run(cur, leg)
+        rows, widened, normalized = ranked.rows, ranked.widened, ranked.normalized
         report.append(
             {
                 "leg": name,

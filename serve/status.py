@@ -7,6 +7,7 @@ from psycopg.rows import dict_row
 
 from relore.contract import stamps
 from relore.contract.version import __version__
+from relore.serve.lexical import store
 from relore.serve.repos import require as require_repo
 
 # The deletion check's marks are times it ran, not high-water marks of a listing.
@@ -52,6 +53,8 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
                     "age": stamps.age(row["high_water"]) if row["high_water"] else None,
                 }
             )
+    indexes = store.for_connection(conn)
+    search_index = {r["repo_id"]: await indexes.state(conn, r["repo_id"]) for r in repos}
     return {
         "version": __version__,
         "engine": f"postgres {engine}",
@@ -95,6 +98,7 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
                     key=lambda m: m["pass"],
                 ),
                 "deletions": _deletions_checked(marks.get(r["repo_id"], [])),
+                "search_index": search_index[r["repo_id"]],
             }
             for r in repos
         ],

@@ -36,6 +36,16 @@ def _private_pgpass(tmp_path_factory):
         yield passfile
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_search_index(tmp_path_factory):
+    """The search indexes this session's daemons and searches build (serve/lexical): under
+    the session's temporary directory, never in the working tree's .relore."""
+    root = tmp_path_factory.mktemp("search-index")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RELORE_INDEX_DIR", str(root))
+        yield root
+
+
 @pytest.fixture(scope="session")
 def pg_cluster(tmp_path_factory) -> database.EmbeddedPaths:
     """The session's embedded cluster: ``pg_cluster.url(...)`` is the superuser's URL (with

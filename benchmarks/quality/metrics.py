@@ -5,6 +5,12 @@ page an agent reads — at most 10 hits, at most 3 from one thread, the shape re
 returns — then reduced to the threads it names, in order of first appearance. Recall@10 is
 the share of an item's target threads on that page; the reciprocal rank is 1/position of the
 first target thread in that thread list (0 when none is there). Both average over items.
+
+Slots are scored too, for a system that shows text with its hits (relore): a hit is
+*wasted* when the text it shows as its own evidence — its snippet, and for an opening post
+the title it carries — holds none of the query's content words (the query's lexemes, stop
+words dropped, by Postgres' own english configuration). The wasted share is over every hit
+returned in a slice, and hits per page is the mean page length.
 """
 
 from __future__ import annotations
@@ -74,13 +80,28 @@ def score(ranked_hits: Iterable[Thread], targets: Iterable[Thread]) -> dict:
     }
 
 
+def wasted(shown: Iterable[set[str]], query: set[str]) -> list[bool]:
+    """Per hit (each given as the lexemes of the text it shows): True when that text holds
+    none of the query's lexemes. A query without content words wastes nothing."""
+    if not query:
+        return [False for _ in shown]
+    return [not (lexemes & query) for lexemes in shown]
+
+
 def summary(scores: list[dict]) -> dict:
-    """n, mean Recall@10 and MRR over items."""
+    """n, mean Recall@10 and MRR over items; with slots scored, the wasted share of all hits
+    returned and the mean hits per page."""
     n = len(scores)
     if n == 0:
         return {"n": 0, "recall_at_10": None, "mrr": None}
-    return {
+    figures = {
         "n": n,
         "recall_at_10": sum(s["recall"] for s in scores) / n,
         "mrr": sum(s["rr"] for s in scores) / n,
     }
+    slotted = [s for s in scores if "wasted" in s]
+    if slotted:
+        hits = sum(len(s["wasted"]) for s in slotted)
+        figures["wasted_share"] = sum(sum(s["wasted"]) for s in slotted) / hits if hits else 0.0
+        figures["hits_per_page"] = hits / len(slotted)
+    return figures

@@ -16,7 +16,8 @@ item of eval.jsonl is asked of:
   an issue. Diagnostic variants (``relore:…``) change one thing each, to locate misses.
 
 Every system is scored on one page (10 hits, 3 per thread) reduced to threads (metrics.py),
-items scoped to their repository. Per-query ranks go to ``--out`` (JSON).
+items scoped to their repository; relore's hits are also scored as slots (the wasted share:
+hits whose shown text holds no content word of the query; and hits per page). Per-query ranks go to ``--out`` (JSON).
 """
 
 from __future__ import annotations
@@ -153,7 +154,13 @@ def ask_relore(client, route: str, params: dict) -> tuple[list, dict]:
         return [], {"status": response.status_code, "error": response.text[:300]}
     body = response.json()
     hits = [metrics.thread_key(h["repo"], h["number"]) for h in body["hits"]]
+    # the text each hit shows as its own evidence (metrics.wasted)
+    shown = [
+        " ".join([h["snippet"], *([h["title"]] if h["document_kind"] == "opening_post" else [])])
+        for h in body["hits"]
+    ]
     meta = {
+        "shown": shown,
         "status": 200,
         "returned": body["returned"],
         "total": body["total"],
@@ -213,11 +220,36 @@ def run_items(url: str, items: list[dict], export_root: Path) -> list[dict]:
                 hits = [h for h in hits if h != own]
                 scored = metrics.score(hits, targets)
                 scored["threads"] = [f"{r}#{n}" for r, n in scored["threads"]]
+                if "shown" in meta:
+                    shown = meta.pop("shown")
+                    scored["wasted"] = metrics.wasted(
+                        [lexemes(conn, text) for text in shown], lexemes(conn, item["query"])
+                    )
                 systems[name] = {**scored, **({"meta": meta} if meta else {})}
             row = f"{item['slice']}/{item['form']}"
             results.append({"id": item["id"], "row": row, "split": item["split"], "item": item,
                             "systems": systems})  # fmt: skip
     return results
+
+
+def lexemes(conn, text: str) -> set[str]:
+    """A text's content words as the index reads them (stop words dropped)."""
+    row = conn.execute("select tsvector_to_array(to_tsvector('english', %s))", (text,)).fetchone()
+    return set(row[0])
+
+
+def slot_table(results: list[dict], system: str = "relore") -> str:
+    """Per slice: the wasted share of the hits returned and the mean hits per page."""
+    lines = [f"{'slice/form':20s} {'split':5s} {'n':>4s}  {'wasted':>7s} {'hits/page':>10s}"]
+    for row_name in ROWS:
+        rows = [r["systems"][system] for r in results if r["row"] == row_name]
+        s = metrics.summary([x for x in rows if "wasted" in x])
+        if s["n"]:
+            lines.append(
+                f"{row_name:20s} {'all':5s} {s['n']:4d}  "
+                f"{s['wasted_share']:7.3f} {s['hits_per_page']:10.2f}"
+            )
+    return "\n".join(lines)
 
 
 def table(results: list[dict], systems: list[str]) -> tuple[str, dict]:
@@ -310,6 +342,7 @@ def main() -> None:
     text, figures = table(results, list(SYSTEMS))
     print(json.dumps({k: report[k] for k in report if k != "eval"}, indent=1))
     print(text)
+    print("\nslots: the wasted share of relore's hits, and hits per page\n" + slot_table(results))
     variants = sorted({name for r in results for name in r["systems"]} - set(SYSTEMS))
     variant_text, variant_figures = table(results, ["relore", *variants])
     if args.variants:

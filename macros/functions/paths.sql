@@ -39,8 +39,8 @@ language sql stable parallel safe as $fn$
     inner join marts.path_aliases as aliases
         on
             aliases.path = wanted.path
-            or wanted.path like '%/' || aliases.path
-            or aliases.path like '%/' || wanted.path
+            or {{ s }}.relore_ends_with_part(wanted.path, aliases.path, '/')
+            or {{ s }}.relore_ends_with_part(aliases.path, wanted.path, '/')
     where in_repo_id is null or aliases.repo_id = in_repo_id
 $fn$;
 reset check_function_bodies;

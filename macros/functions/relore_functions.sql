@@ -13,6 +13,8 @@
       relore_secret_catalog()             jsonb: the catalog, rules and examples
     text.sql
       relore_markdown_to_text(text)       the macro markdown_to_text (same file) as a function
+      relore_ends_with_part(whole, part, separator)  a literal suffix at a separator boundary
+                                          (how --file and --symbol match the longer name)
     chunks.sql
       relore_chunks(text, int)            markdown split on paragraph boundaries, ~N chars each
     paths.sql

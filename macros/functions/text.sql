@@ -8,6 +8,15 @@
 language sql immutable parallel safe as $fn$
     select {{ markdown_to_text('markdown') }}
 $fn$;
+
+-- `whole` ends with `part` at a `separator` boundary ('/' for paths, '.' for dotted names),
+-- compared literally: a caller's value is never a LIKE pattern (% and _ are characters).
+create or replace function {{ s }}.relore_ends_with_part(
+    whole text, part text, separator text
+) returns boolean
+language sql immutable parallel safe as $fn$
+    select right(whole, length(part) + length(separator)) = separator || part
+$fn$;
 {%- endmacro %}
 
 {#-

@@ -11,6 +11,7 @@
             {'columns': ['repo_id', 'author_login']},
             {'columns': ['trust_tier']},
             {'columns': ['source_loaded_at']},
+            {'columns': ['repo_id', 'written_at']},
         ],
     )
 }}
@@ -215,12 +216,20 @@ final as (
         {%- for column in columns %}
             {{ column }},
         {%- endfor %}
-        setweight(to_tsvector('english', coalesce(title, '')), 'A')
+        -- the title is the thread's own words: only its opening post (first chunk) carries
+        -- them, so a reply matches on what it says, never through the thread's title
+        setweight(to_tsvector('english', case
+            when document_kind = 'opening_post' and chunk_index = 0 then coalesce(title, '')
+            else ''
+        end), 'A')
         || setweight(to_tsvector('english', body_text), 'B')
         || setweight(to_tsvector('simple', coalesce(path, '')), 'C')
         -- the code a review comment is anchored to: its identifiers are how a reader
         -- names what was discussed (the hunk is stored redacted, as GitHub sent it)
-        || setweight(to_tsvector('english', coalesce(diff_hunk, '')), 'D') as search_vector
+        || setweight(to_tsvector('english', coalesce(diff_hunk, '')), 'D') as search_vector,
+        -- when this row was last written (the build's transaction time): the search index
+        -- refreshes the threads holding a document written after its mark
+        current_timestamp as written_at
     from shown
 )
 

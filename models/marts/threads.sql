@@ -9,6 +9,7 @@
             {'columns': ['repo_id', 'thread_id']},
             {'columns': ['repo_id', 'updated_at']},
             {'columns': ['source_loaded_at']},
+            {'columns': ['repo_id', 'written_at']},
         ],
     )
 }}
@@ -224,8 +225,13 @@ threads as (
     ),
 {%- endif %}
 
+-- written_at: when this row was last written (a build's transaction time). The search index
+-- refreshes the threads written since its mark, whatever changed in them.
 final as (
-    select * from changed
+    select
+        changed.*,
+        current_timestamp as written_at
+    from changed
 )
 
 select * from final

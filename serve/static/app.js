@@ -319,6 +319,7 @@
         trustNode(hit.trust),
         ` ${hit.age} (${hit.date}) `,
         el("a", { href: hit.url, rel: "noopener noreferrer", target: "_blank" }, "on GitHub"),
+        hit.partial ? ` (${hit.partial})` : null,
       ),
       el("pre", { class: "snippet" }, hit.snippet || ""),
       labelNode(hit, params),

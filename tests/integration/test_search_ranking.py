@@ -10,11 +10,12 @@ import psycopg
 import pytest
 from fixtures import corpus_payloads as gh
 from fixtures import world as worlds
+from fixtures.reads import search as _search
 
 from relore.client import render
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import database
-from relore.serve import errors, ranking, search, thread
+from relore.serve import errors, thread
 from relore.serve.code.why import marts as why
 
 REPO = Repo(4242, "acme/ranking")
@@ -75,15 +76,6 @@ def ranked_copy(world_copy, tmp_path_factory):
     return world_copy, tmp_path_factory.mktemp("dbt")
 
 
-def _search(url: str, **params) -> dict:
-    async def go():
-        reader = database.reader_url(url, env={})
-        async with await psycopg.AsyncConnection.connect(reader, autocommit=True) as conn:
-            return await search.search(conn, search.parse_request(params))
-
-    return asyncio.run(go())
-
-
 def test_a_rare_term_outranks_a_frequent_dense_one_when_coverage_ties(ranked_db):
     page = _search(ranked_db[0], q="timeout deadlock", repo=REPO.full_name)
     assert page["widened"] is True
@@ -115,25 +107,6 @@ def test_corpus_statistics_describe_the_live_documents(ranked_db):
     assert (documents, round(avg_length, 6)) == (live, round(float(mean), 6))
 
 
-def test_term_frequency_recovered_from_ts_rank_is_exact(ranked_db):
-    """The ranking reads tf back out of ts_rank; a drift would silently reorder pages."""
-    with psycopg.connect(ranked_db[0]) as conn:
-        rows = conn.execute(
-            f"""
-            with c as (
-                select n, to_tsvector('english', repeat('widget ', n) || 'other words here')
-                    as search_vector
-                from generate_series(1, 300) as n
-            ),
-            l as (select 'widget'::tsquery as query)
-            select c.n, {ranking._TF} from c cross join l
-            """
-        ).fetchall()
-    # a tsvector keeps at most 256 positions per lexeme: beyond that tf saturates there
-    assert [(n, int(tf)) for n, tf in rows if n < 256] == [(n, n) for n in range(1, 256)]
-    assert {int(tf) for n, tf in rows if n >= 256} <= {255, 256}
-
-
 def test_statistics_refresh_only_once_drift_is_reached(ranked_copy, run_dbt):
     url, build = ranked_copy
 
@@ -155,16 +128,6 @@ def test_statistics_refresh_only_once_drift_is_reached(ranked_copy, run_dbt):
             (REPO.repo_id,),
         ).fetchone()[0]
     assert deadlock == 2
-
-
-def test_a_capped_candidate_set_is_said_on_the_page(ranked_db, monkeypatch):
-    monkeypatch.setattr(ranking, "CANDIDATE_CAP", 5)
-    page = _search(ranked_db[0], q="timeout", repo=REPO.full_name)
-    assert page["candidate_cap"] == 5
-    assert page["matches"] == 5
-    assert "ranked the first 5 matching documents" in render.search_page(page)
-    uncapped = _search(ranked_db[0], q="deadlock", repo=REPO.full_name)
-    assert "candidate_cap" not in uncapped
 
 
 def test_rationale_with_no_authoritative_answer_lowers_its_floor_and_says_so(ranked_db):
@@ -205,19 +168,11 @@ def test_inflight_answers_for_an_issue_the_index_never_fetched(ranked_db):
     assert "not indexed; claims to close it are" in render.inflight_page(page)
 
 
-def test_an_error_filter_alone_starts_from_its_threads_and_a_common_one_says_it_capped(
-    ranked_db, monkeypatch
-):
+def test_an_error_filter_alone_answers_from_its_threads_newest_first(ranked_db):
     error = {"error": "ValueError: shapes (1,) and (2,) not aligned", "repo": REPO.full_name}
     page = _search(ranked_db[0], q="", **error)
     assert [h["number"] for h in page["hits"]] == [42]
-    assert "candidate_cap" not in page
-    # as if the signal were in more threads than a lookup should walk
-    monkeypatch.setattr(ranking, "DRIVER_THREADS", 0)
-    common = _search(ranked_db[0], q="", **error)
-    assert [h["number"] for h in common["hits"]] == [42]
-    assert common["candidate_cap"] == ranking.CANDIDATE_CAP
-    # with text, a common signal leaves candidates to the text index; the answer is the same
+    # with text, the text ranks within the signal's threads; the answer is the same
     worded = _search(ranked_db[0], q="crashes", **error)
     assert [h["number"] for h in worded["hits"]] == [42]
 

@@ -78,3 +78,23 @@ def test_repository_names_compare_without_case():
 def test_an_item_without_targets_is_refused_not_scored_perfect():
     with pytest.raises(ValueError):
         metrics.score([A], [])
+
+
+def test_a_hit_showing_none_of_the_query_words_is_a_wasted_slot():
+    query = {"tokenizer", "pad"}
+    shown = [{"thank"}, {"pad", "side"}, set(), {"tokenizer"}]
+    assert metrics.wasted(shown, query) == [True, False, True, False]
+    # a query with no content words wastes nothing (there is nothing a snippet could show)
+    assert metrics.wasted(shown, set()) == [False] * 4
+
+
+def test_the_wasted_share_is_over_every_hit_and_pages_average_their_length():
+    scores = [
+        {"recall": 1.0, "rr": 1.0, "wasted": [False, True]},
+        {"recall": 0.0, "rr": 0.0, "wasted": [True, True, False, False]},
+    ]
+    figures = metrics.summary(scores)
+    assert figures["wasted_share"] == pytest.approx(3 / 6)
+    assert figures["hits_per_page"] == pytest.approx(3.0)
+    # systems that show no text have no slot figures
+    assert "wasted_share" not in metrics.summary([{"recall": 1.0, "rr": 1.0}])

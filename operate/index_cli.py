@@ -1,0 +1,84 @@
+"""``relored index``: build or refresh the search index of every repository (or one) now.
+
+The daemon refreshes a repository's index itself when a search finds the marts written
+since the index's marks; running this after ``dbt build`` moves that cost off the first
+search (and builds a new host's or replica's index before it serves). Read with the reader
+role: the index is derived from the marts alone.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TextIO
+
+import psycopg
+
+from relore.serve import repos
+from relore.serve.lexical import store
+
+EXIT_OK, EXIT_ERROR = 0, 1
+PROGRESS_EVERY_S = 2.0
+
+
+def _reader_url(env) -> str:
+    from relore.operate import database
+
+    if env.get("RELORE_READER_DATABASE_URL"):
+        return env["RELORE_READER_DATABASE_URL"]
+    return database.reader_url(database.ensure_database(env), env)
+
+
+def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json: bool) -> int:
+    url = _reader_url(env)
+    with psycopg.connect(url, autocommit=True) as conn:
+        indexes = store.for_connection(conn, store.index_root(env))
+        if repo:
+            row = conn.execute(repos.FIND, {"repo": repo}).fetchone()
+            if row is None:
+                print(f"relored: {repo} is not indexed here (run dbt build first)", file=err)
+                return EXIT_ERROR
+            targets = [(row[0], repo)]
+        else:
+            targets = conn.execute(
+                "select repo_id, repo from marts.corpus_stats order by repo"
+            ).fetchall()
+    reports = []
+    for repo_id, name in targets:
+        shown = [time.monotonic()]
+
+        def progress(written: int, name=name, shown=shown) -> None:
+            if time.monotonic() - shown[0] >= PROGRESS_EVERY_S:
+                shown[0] = time.monotonic()
+                print(f"{name}: {written:,} documents indexed…", file=err, flush=True)
+
+        done = store.refresh(
+            indexes.conninfo,
+            indexes.reader(repo_id).repo_dir,
+            repo_id,
+            full=full,
+            progress=progress,
+        )
+        report = {
+            "repo": name,
+            "repo_id": repo_id,
+            "action": done.action,
+            "documents": done.documents,
+            "threads": done.threads,
+            "seconds": round(done.seconds, 2),
+            "generation": done.generation,
+            "path": str(indexes.reader(repo_id).repo_dir),
+        }
+        reports.append(report)
+        if not as_json:
+            what = {
+                "built": f"built from {done.documents:,} documents",
+                "refreshed": f"refreshed {done.threads:,} threads ({done.documents:,} documents)",
+                "unchanged": "up to date with the marts",
+            }[done.action]
+            print(f"{name}: {what} in {done.seconds:.2f} s", file=out)
+    if as_json:
+        print(json.dumps({"indexes": reports}), file=out)
+    elif not reports:
+        print("nothing to index: no repository has documents (run dbt build first)", file=out)
+    return EXIT_OK

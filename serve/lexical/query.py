@@ -1,0 +1,116 @@
+"""A search as tantivy queries, and the ranked walk that applies the per-thread cap.
+
+Every document that matches is ranked (block-max WAND over the whole posting lists): no
+candidate cap decides the answer. Filters are exact, unscored clauses; a thread-level
+signal (--file/--error/--test/--symbol) arrives as the set of thread numbers Postgres
+resolved it to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import tantivy
+from tantivy import Occur, Query
+
+from relore.serve.lexical import schema
+
+# How many ranked documents one walk step reads: a page of 10 at 3 per thread never needs
+# more than a few steps, and a step costs one top-k search.
+STEP = 64
+
+
+@dataclass(frozen=True)
+class Filters:
+    tiers: tuple[str, ...]
+    author: str | None = None
+    since: int | None = None  # epoch seconds
+    state: str | None = None
+    threads: tuple[int, ...] | None = None  # None: any thread; (): none
+
+
+@dataclass(frozen=True)
+class Hit:
+    document_id: str
+    thread: int
+    score: float
+
+
+def _filter_clauses(filters: Filters) -> list[tuple[Occur, Query]]:
+    s = schema.SCHEMA
+    clauses = [(Occur.Must, Query.term_set_query(s, schema.TIER, list(filters.tiers)))]
+    if filters.author:
+        clauses.append((Occur.Must, Query.term_query(s, schema.AUTHOR, filters.author.lower())))
+    if filters.since is not None:
+        bound = Query.range_query(
+            s, schema.CREATED, tantivy.FieldType.Integer, filters.since, 2**62
+        )
+        clauses.append((Occur.Must, bound))
+    if filters.state:
+        clauses.append((Occur.Must, Query.term_query(s, schema.STATE, filters.state)))
+    if filters.threads is not None:
+        threads = Query.term_set_query(s, schema.THREAD, list(filters.threads))
+        clauses.append((Occur.Must, threads))
+    return [(occur, Query.const_score_query(q, 0.0)) for occur, q in clauses]
+
+
+def text_query(lexemes: list[str], minimum: int) -> Query:
+    """Documents holding at least ``minimum`` of the lexemes, scored by BM25 over those held."""
+    terms = [(Occur.Should, Query.term_query(schema.SCHEMA, schema.TEXT, x)) for x in lexemes]
+    if minimum >= len(lexemes):
+        return Query.boolean_query([(Occur.Must, q) for _, q in terms])
+    return Query.boolean_query(terms, minimum_number_should_match=minimum)
+
+
+def build(lexemes: list[str], minimum: int, filters: Filters) -> Query:
+    clauses = _filter_clauses(filters)
+    if lexemes:
+        clauses.append((Occur.Must, text_query(lexemes, minimum)))
+    return Query.boolean_query(clauses)
+
+
+def count(searcher: tantivy.Searcher, query: Query) -> int:
+    """Every matching document, counted without scoring."""
+    return searcher.search(query, limit=1, count=True).count
+
+
+def ranked(
+    searcher: tantivy.Searcher,
+    query: Query,
+    limit: int,
+    per_thread: int,
+    *,
+    newest_first: bool = False,
+    skip: frozenset[str] = frozenset(),
+    taken: dict[int, int] | None = None,
+) -> list[Hit]:
+    """The first ``limit`` documents by score (or newest first), at most ``per_thread`` from
+    one thread counting ``taken`` (thread -> hits already on the page), none of ``skip``."""
+    taken = dict(taken or {})
+    chosen: list[Hit] = []
+    offset = 0
+    while len(chosen) < limit:
+        if newest_first:
+            found = searcher.search(
+                query, limit=STEP, offset=offset, count=False, order_by_field=schema.CREATED
+            )
+        else:
+            found = searcher.search(query, limit=STEP, offset=offset, count=False)
+        hits = found.hits
+        if not hits:
+            break
+        threads = searcher.fast_field_values(schema.THREAD, [address for _, address in hits])
+        for (key, address), thread in zip(hits, threads, strict=True):
+            if taken.get(thread, 0) >= per_thread:
+                continue
+            document_id = searcher.doc(address)[schema.DOCUMENT][0]
+            if document_id in skip:
+                continue
+            taken[thread] = taken.get(thread, 0) + 1
+            chosen.append(Hit(document_id, thread, 0.0 if newest_first else float(key)))
+            if len(chosen) == limit:
+                break
+        if len(hits) < STEP:
+            break
+        offset += STEP
+    return chosen

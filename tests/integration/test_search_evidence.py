@@ -1,0 +1,165 @@
+"""Every slot earns its place: a hit is there for its own words, filters mean what they say.
+
+A small repository landed by the real writer and built by dbt in the shared world: a thread
+whose replies are "Thanks!"-style noise under a title full of the query's words, and files
+whose names differ only where a LIKE wildcard would match."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+
+import psycopg
+import pytest
+from fixtures import corpus_payloads as gh
+from fixtures import world as worlds
+from fixtures.reads import search as _search
+
+from relore.client import render
+from relore.extract.landing import RawObject, Repo, land
+from relore.operate import cli as operate_cli
+from relore.operate import database
+from relore.serve import errors, status
+
+REPO = Repo(4545, "acme/evidence")
+OWNER = gh.user("acme", 9100, "Organization")
+AUTHOR = gh.user("reporter", 9101)
+T0 = 1_700_000_000
+
+NOISE = ["Thanks!", "Awesome!", "cc @someone", "it works!", "+1"]
+
+
+def _issue(number: int, title: str, body: str) -> RawObject:
+    payload = gh.issue(
+        REPO.full_name, number=number, issue_id=60_000 + number, title=title, body=body,
+        author=AUTHOR, association="NONE", labels=[], state="open", state_reason=None,
+        locked=False, assignees=[], milestone_obj=None, comments=0, created=T0 + number,
+        updated=T0 + number, closed=None, closed_by=None, reaction_counts={}, pull=None,
+        issue_type=None, sub_issues=(0, 0), parent=None,
+    )  # fmt: skip
+    return RawObject("issue", payload["id"], number, payload)
+
+
+def _comment(number: int, comment_id: int, body: str) -> RawObject:
+    payload = gh.comment(
+        REPO.full_name, comment_id=comment_id, number=number, is_pr=False, author=AUTHOR,
+        association="NONE", body=body, created=T0 + comment_id, updated=T0 + comment_id,
+        reaction_counts={},
+    )  # fmt: skip
+    return RawObject("issue_comment", comment_id, number, payload)
+
+
+TITLED = _issue(
+    1,
+    "Tokenizer padding crashes batched generation",
+    "Calling generate on a left batch fails, see src/pkg/my_mod.py for the call.",
+)
+REPLIES = [_comment(1, 700 + i, text) for i, text in enumerate(NOISE)]
+EXPLAINED = _comment(1, 710, "The tokenizer padding side must be left for batched generation.")
+LOOKALIKE = _issue(2, "Unrelated loader", "The loader lives in src/pkg/myXmod.py and works.")
+SYMBOLED = _issue(3, "Config reader", "`acme.config.Reader.load` ignores the environment.")
+
+
+def _land_world(landing: worlds.Landing) -> None:
+    repository = gh.repository(REPO.full_name, REPO.repo_id, OWNER, T0, T0, 3)
+    objects = [RawObject("repository", REPO.repo_id, None, repository)]
+    objects += [TITLED, *REPLIES, EXPLAINED, LOOKALIKE, SYMBOLED]
+    with (
+        psycopg.connect(landing.url, autocommit=True) as conn,
+        conn.transaction(),
+        conn.cursor() as cur,
+    ):
+        land(cur, REPO, "test", objects)
+
+
+WORLD_PART = worlds.Part(REPO.full_name, land=_land_world)
+
+
+def test_a_reply_never_fills_a_slot_through_its_threads_title(indexed_world):
+    page = _search(indexed_world.url, q="tokenizer padding crashes", repo=REPO.full_name)
+    snippets = [h["snippet"] for h in page["hits"]]
+    assert page["hits"], page
+    assert not any(noise in s for noise in NOISE for s in snippets), snippets
+    # the reply that says the words itself is found, on its own text
+    widened = _search(indexed_world.url, q="padding side batched", repo=REPO.full_name)
+    assert any("padding side must be left" in h["snippet"] for h in widened["hits"])
+
+
+def test_the_title_still_finds_the_thread_through_its_opening_post(indexed_world):
+    page = _search(indexed_world.url, q="crashes", repo=REPO.full_name)
+    assert [(h["number"], h["document_kind"]) for h in page["hits"]] == [(1, "opening_post")]
+
+
+def test_a_percent_file_filter_matches_no_thread_not_every_thread(indexed_world):
+    page = _search(indexed_world.url, q="", file="%", repo=REPO.full_name)
+    assert page["hits"] == []
+    page = _search(indexed_world.url, q="", file="src/%", repo=REPO.full_name)
+    assert page["hits"] == []
+
+
+def test_an_underscore_in_a_file_filter_is_an_underscore_not_any_character(indexed_world):
+    page = _search(indexed_world.url, q="", file="my_mod.py", repo=REPO.full_name)
+    assert {h["number"] for h in page["hits"]} == {1}
+    page = _search(indexed_world.url, q="", file="pkg/my_mod.py", repo=REPO.full_name)
+    assert {h["number"] for h in page["hits"]} == {1}
+
+
+def test_a_wildcard_symbol_filter_matches_no_thread(indexed_world):
+    for value in ("%", "_", "%load", "Reader.%"):
+        page = _search(indexed_world.url, q="", symbol=value, repo=REPO.full_name)
+        assert page["hits"] == [], value
+    page = _search(indexed_world.url, q="", symbol="Reader.load", repo=REPO.full_name)
+    assert {h["number"] for h in page["hits"]} == {3}
+
+
+def _relored(argv: list[str], env: dict) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = operate_cli.main(argv, env=env, out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_relored_index_builds_then_finds_nothing_to_do_and_status_says_current(
+    indexed_world, tmp_path
+):
+    env = {
+        "RELORE_READER_DATABASE_URL": database.reader_url(indexed_world.url, env={}),
+        "RELORE_INDEX_DIR": str(tmp_path / "index"),
+    }
+    code, out, err = _relored(["index", "--repo", REPO.full_name, "--json"], env)
+    assert code == 0, err
+    (built,) = json.loads(out)["indexes"]
+    with psycopg.connect(indexed_world.url) as conn:
+        live = conn.execute(
+            "select count(*) from marts.documents where repo_id = %s and not is_deleted",
+            (REPO.repo_id,),
+        ).fetchone()[0]
+    assert (built["action"], built["documents"]) == ("built", live)
+    code, out, _ = _relored(["index", "--repo", REPO.full_name], env)
+    assert (code, out.strip()) == (0, f"{REPO.full_name}: up to date with the marts in 0.00 s")
+    code, _, err = _relored(["index", "--repo", "acme/nothing-here"], env)
+    assert code == 1 and "acme/nothing-here is not indexed here" in err
+
+
+def test_status_says_whether_the_search_index_is_current(indexed_world):
+    _search(indexed_world.url, q="tokenizer", repo=REPO.full_name)  # the index is built
+
+    async def go():
+        reader = database.reader_url(indexed_world.url, env={})
+        async with await psycopg.AsyncConnection.connect(reader, autocommit=True) as conn:
+            return await status.status(conn, REPO.full_name)
+
+    page = asyncio.run(go())
+    (repo,) = page["repos"]
+    assert repo["search_index"]["state"] == "current"
+    assert repo["search_index"]["documents"] > 0
+    assert "search index: current (" in render.status_page(page)
+
+
+def test_an_unwritable_index_directory_is_a_503_that_names_it(indexed_world, tmp_path, monkeypatch):
+    blocked = tmp_path / "a-file-not-a-directory"
+    blocked.write_text("")
+    monkeypatch.setenv("RELORE_INDEX_DIR", str(blocked))
+    with pytest.raises(errors.Unavailable, match="RELORE_INDEX_DIR") as raised:
+        _search(indexed_world.url, q="tokenizer", repo=REPO.full_name)
+    assert str(blocked) in raised.value.message
