@@ -1,7 +1,7 @@
 {#-
     The trust tier documents gave a thread's opening post (its first chunk), for the thread
     `alias` (repo_id, number): a one-row lateral subquery, one index lookup on documents'
-    (repo_id, thread_number). No row when the thread has no opening post (an empty body).
+    (repo_id, thread_number). No row when the thread has no opening post (deleted).
 -#}
 {% macro opening_post_trust(alias) -%}
     select opening_post.trust_tier

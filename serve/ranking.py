@@ -8,7 +8,9 @@ thread-level marts, never the documents). Values are compared literally, never a
 patterns: ``--file %`` is a file named ``%``.
 
 Coming out, only the page's documents are read back, with a snippet cut around the words
-that matched and how many of the caller's lexemes each document holds.
+that matched (in the body; for a review comment that matched only on the code it is anchored
+to, its opening words and the hunk's lines holding the words) and how many of the caller's
+lexemes each document holds.
 """
 
 from __future__ import annotations
@@ -90,20 +92,37 @@ select
     (select count(*) from unnest(%(lexemes)s::text[]) as x
      where d.search_vector @@ {QUOTED.format("x")}) as matched_terms,
     left(
-        case when q.query is null then d.body_text else coalesce(
-            ts_headline(
-                'english', d.body_text, q.query,
-                'MaxFragments=2, MaxWords=40, MinWords=12, StartSel="", StopSel="", '
-                'FragmentDelimiter=" … "'
-            ),
-            d.body_text
-        ) end,
+        case
+            when q.query is null then d.body_text
+            -- a review comment that matched on the code it is anchored to, not on what it
+            -- says: its opening words, then the hunk's lines that hold the words
+            when hunk.lines is not null and not to_tsvector('english', d.body_text) @@ q.query
+                then left(d.body_text, %(lead_chars)s) || E'\n…\n' || hunk.lines
+            else coalesce(
+                ts_headline(
+                    'english', d.body_text, q.query,
+                    'MaxFragments=2, MaxWords=40, MinWords=12, StartSel="", StopSel="", '
+                    'FragmentDelimiter=" … "'
+                ),
+                d.body_text
+            )
+        end,
         %(snippet_chars)s
     ) as snippet
 from wanted as w
 join marts.documents as d on d.repo_id = %(repo_id)s and d.document_id = w.document_id
 join marts.threads as t on t.repo_id = d.repo_id and t.number = d.thread_number
 cross join q
+left join lateral (
+    select string_agg(l.line, E'\n' order by l.n) as lines
+    from (
+        select h.line, h.n
+        from regexp_split_to_table(d.diff_hunk, E'\n') with ordinality as h (line, n)
+        where q.query is not null and to_tsvector('english', h.line) @@ q.query
+        order by h.n desc
+        limit 4
+    ) as l
+) as hunk on d.diff_hunk is not null
 where not d.is_deleted
 order by w.position
 """

@@ -32,6 +32,8 @@ from relore.serve.thread import thread_identity
 
 PER_THREAD = 3
 SNIPPET_CHARS = 400
+# a review comment shown by the code it matched on: this much of what it says first
+HUNK_LEAD_CHARS = 160
 
 
 # What a kind of question may be answered from (machine text only ever by name, trust=machine)
@@ -278,6 +280,7 @@ async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
             "scores": [h.score for h in hits],
             "lexemes": lexemes,
             "snippet_chars": SNIPPET_CHARS,
+            "lead_chars": HUNK_LEAD_CHARS,
         },
     )
     rows = await cur.fetchall()

@@ -312,7 +312,18 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true", help="list relore's misses")
     parser.add_argument("--variants", action="store_true", help="print the diagnostic table")
     parser.add_argument("--out", default=None, help="per-query JSON (default HOME/quality.json)")
+    parser.add_argument(
+        "--fill-share",
+        type=float,
+        default=None,
+        help="search.FILL_SHARE for this run (the share of a query's lexemes a filled hit "
+        "holds; 1 turns the fill off): to choose the rule by measurement",
+    )
     args = parser.parse_args()
+    if args.fill_share is not None:
+        from relore.serve import search
+
+        search.FILL_SHARE = args.fill_share
     home = Path(args.home)
     home.mkdir(parents=True, exist_ok=True)
     with open(args.eval, encoding="utf-8") as handle:
@@ -325,7 +336,7 @@ def main() -> None:
     ]
     paths = database.EmbeddedPaths(home / "pg")
     url = database.start_embedded(paths)
-    report: dict = {"code": code_state(), "eval": str(args.eval)}
+    report: dict = {"code": code_state(), "eval": str(args.eval), "fill_share": args.fill_share}
     try:
         if not args.skip_build:
             start = time.perf_counter()

@@ -199,11 +199,26 @@ chunked as (
         body_chunk.chunk_index,
         body_chunk.chunk
     from cleaned
-    cross join
-        lateral {{ relore_fn('chunks') }}(
+    cross join lateral (
+        select
+            pieces.chunk_index,
+            pieces.chunk
+        from {{ relore_fn('chunks') }}(
             cleaned.clean_markdown, {{ var('relore_chunk_chars', 1500) }}
-        ) as body_chunk
-    where btrim(coalesce(cleaned.clean_markdown, '')) != ''
+        ) as pieces
+        where btrim(coalesce(cleaned.clean_markdown, '')) != ''
+        union all
+        -- an opening post with no body still carries its thread's title (the only
+        -- document that does): one empty chunk, so a thread titled with its error stays
+        -- findable. (cleaned is read once: a second read would materialize it, and the
+        -- documents mart's thread filter would no longer reach the staging scans.)
+        select
+            0 as chunk_index,
+            '' as chunk
+        where
+            cleaned.document_kind = 'opening_post'
+            and btrim(coalesce(cleaned.clean_markdown, '')) = ''
+    ) as body_chunk
 ),
 
 -- The window is also a fence: Postgres never inlines a step holding one into the next, so

@@ -249,7 +249,7 @@ class Reader:
     def _stat(self):
         try:
             st = (self.repo_dir / "current.json").stat()
-        except FileNotFoundError:
+        except OSError:  # missing, or a path that cannot hold it: nothing to read
             return None
         return (st.st_mtime_ns, st.st_ino, st.st_size)
 
@@ -332,9 +332,7 @@ class Indexes:
             searcher = reader.searcher()
             if searcher is None or not up_to_date(reader.current):
                 try:
-                    done = await asyncio.to_thread(
-                        refresh, self.conninfo, reader.repo_dir, repo_id
-                    )
+                    done = await asyncio.to_thread(refresh, self.conninfo, reader.repo_dir, repo_id)
                 except OSError as exc:  # an unwritable or full disk: say where, and the fix
                     raise Unavailable(
                         f"the search index cannot be written at {reader.repo_dir} ({exc}); "

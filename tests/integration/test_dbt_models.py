@@ -324,8 +324,9 @@ def test_marts_hold_every_thread_and_document(built):
     )
     assert docs["issue_comment:777"] == "machine"
     assert docs["opening_post:4"] == "authoritative"  # the fixture author is OWNER
-    assert "opening_post:5" not in docs  # an empty body is nothing to retrieve
-    assert len(docs) == 2 + 3 + 1
+    # an empty body still carries its thread's title: the only document that does
+    assert "opening_post:5" in docs
+    assert len(docs) == 2 + 3 + 1 + 1
     labels = _rows(
         url,
         "select number, label from marts.thread_labels where repo_id = %s order by 1, 2",
@@ -345,7 +346,7 @@ def test_threads_carry_the_state_shown_and_the_opening_posts_tier(built):
     assert rows == [
         (3, "open", "merged", "authoritative"),  # the pull object says merged
         (4, "open", "open", "authoritative"),
-        (5, "open", "open", None),  # an empty body: no opening post, no tier
+        (5, "open", "open", "authoritative"),  # an empty body is still its opening post
     ]
 
 
@@ -411,7 +412,7 @@ def test_reader_reads_marts_and_nothing_else(built):
         status = conn.execute(
             "select repo, threads, documents from marts.repo_status where repo_id = %s", (REPO_ID,)
         ).fetchall()
-        assert status == [(REPO, 3, 5)]
+        assert status == [(REPO, 3, 6)]  # the empty opening post (#5) carries its title
         # the reader can run the very functions the marts were derived with
         assert conn.execute("select marts.relore_error_normal_form('E  KeyError: 42')").fetchone()
         for signal in SIGNALS:
