@@ -203,9 +203,10 @@ chunked as (
         select
             pieces.chunk_index,
             pieces.chunk
-        from {{ relore_fn('chunks') }}(
-            cleaned.clean_markdown, {{ var('relore_chunk_chars', 1500) }}
-        ) as pieces
+        from
+            {{ relore_fn('chunks') }}(
+                cleaned.clean_markdown, {{ var('relore_chunk_chars', 1500) }}
+            ) as pieces
         where btrim(coalesce(cleaned.clean_markdown, '')) != ''
         union all
         -- an opening post with no body still carries its thread's title (the only
