@@ -122,9 +122,7 @@ def index_refresh(url: str, work: Path, repo_id: int, *, full: bool = False) -> 
     `relored index` does it, read through the reader role: its wall time and size."""
     from relore.serve.lexical import store
 
-    reader = database.reader_url(url, env={})
-    with psycopg.connect(reader) as conn:
-        indexes = store.for_connection(conn, work / "search-index")
+    indexes = store.for_connection_url(database.reader_url(url, env={}), work / "search-index")
     repo_dir = indexes.reader(repo_id).repo_dir
     done = store.refresh(indexes.conninfo, repo_dir, repo_id, full=full)
     size = sum(f.stat().st_size for f in repo_dir.rglob("*") if f.is_file())

@@ -355,6 +355,12 @@ def _iso_time(epoch: float) -> str:
 _REGISTRY: dict[tuple, Indexes] = {}
 
 
+def for_connection_url(url: str, root: Path | None = None) -> Indexes:
+    """The indexes of the database at ``url`` (connects once to learn who it is)."""
+    with psycopg.connect(url) as conn:
+        return for_connection(conn, root)
+
+
 def for_connection(conn, root: Path | None = None) -> Indexes:
     """The indexes of the database ``conn`` is connected to (one registry per process)."""
     info = conn.info

@@ -21,6 +21,7 @@ from relore.extract.landing import RawObject, Repo, land
 from relore.operate import cli as operate_cli
 from relore.operate import database
 from relore.serve import errors, status
+from relore.serve.lexical import store
 
 REPO = Repo(4545, "acme/evidence")
 OWNER = gh.user("acme", 9100, "Organization")
@@ -163,3 +164,28 @@ def test_an_unwritable_index_directory_is_a_503_that_names_it(indexed_world, tmp
     with pytest.raises(errors.Unavailable, match="RELORE_INDEX_DIR") as raised:
         _search(indexed_world.url, q="tokenizer", repo=REPO.full_name)
     assert str(blocked) in raised.value.message
+
+
+def test_a_small_build_refreshes_only_its_threads_and_the_new_words_are_found(
+    world_copy, run_dbt, tmp_path
+):
+    assert _search(world_copy, q="quokka", repo=REPO.full_name)["hits"] == []  # built
+    indexes = store.for_connection_url(database.reader_url(world_copy, env={}))
+    before = store.Current.read(indexes.reader(REPO.repo_id).repo_dir)
+    with (
+        psycopg.connect(world_copy, autocommit=True) as conn,
+        conn.transaction(),
+        conn.cursor() as cur,
+    ):
+        land(cur, REPO, "test", [_comment(2, 720, "A quokka chewed through the loader.")])
+    run_dbt(world_copy, tmp_path, "build")
+    page = _search(world_copy, q="quokka", repo=REPO.full_name)
+    assert [(h["number"], h["document_id"]) for h in page["hits"]] == [(2, "issue_comment:720")]
+    after = store.Current.read(indexes.reader(REPO.repo_id).repo_dir)
+    # the same generation, refreshed in place: one thread re-read, not the repository
+    assert after.generation == before.generation
+    assert after.refreshed_at > before.refreshed_at and after.marks != before.marks
+    # the other threads' documents are still there, unchanged
+    assert [h["number"] for h in _search(world_copy, q="crashes", repo=REPO.full_name)["hits"]] == [
+        1
+    ]

@@ -135,8 +135,7 @@ def _pages(url: str) -> list[list[tuple]]:
 
 
 def _index(url: str) -> store.Indexes:
-    with psycopg.connect(database.reader_url(url, env={})) as conn:
-        return store.for_connection(conn)
+    return store.for_connection_url(database.reader_url(url, env={}))
 
 
 def test_an_index_rebuilt_from_scratch_gives_identical_pages(indexed_world):
