@@ -90,13 +90,20 @@ delete from {{ target }} as target
 {%- endmacro %}
 
 {#- config() for a signal mart keyed on (repo_id, thread_number, *key_columns). -#}
-{% macro signal_mart_config(key_columns, lookup_columns=[], watermark_inputs=[]) -%}
+{#- suffix_columns: a reversed text_pattern_ops index each, for "ends with" lookups
+    (serve's --file and --symbol match the longer name by its tail, literally). -#}
+{% macro signal_mart_config(
+    key_columns, lookup_columns=[], watermark_inputs=[], suffix_columns=[]
+) -%}
     {%- set indexes = [
         {'columns': ['repo_id', 'thread_number'] + key_columns, 'unique': True},
         {'columns': ['source_loaded_at']},
     ] -%}
 {%- for column in lookup_columns -%}
 {%- do indexes.append({'columns': ['repo_id', column]}) -%}
+{%- endfor -%}
+{%- for column in suffix_columns -%}
+{%- do indexes.append({'columns': ['repo_id', 'reverse(' ~ column ~ ') text_pattern_ops']}) -%}
 {%- endfor -%}
     {{ return({
         'materialized': 'incremental',

@@ -15,10 +15,12 @@ lexemes each document holds.
 
 from __future__ import annotations
 
+from relore.serve.lexical import source
+
 # A lexeme as a one-lexeme tsquery: quoted, since a lexeme may hold tsquery operators.
 QUOTED = r"""('''' || replace(replace({0}, '\', '\\'), '''', '''''') || '''')::tsquery"""
 
-RESOLVE = """
+RESOLVE = f"""
 with normalized as (
     select
         (select array_agg(distinct a.path)
@@ -40,16 +42,25 @@ select
         select distinct x from unnest(tsvector_to_array(to_tsvector('english', %(text)s))) as x
     ) as lexemes,
     n.files, n.errors, n.tests, n.symbols,
+    marks.documents, marks.threads, marks.database_oid,
+    -- either side may be the longer: an absolute path from a traceback, a relative one in
+    -- the index, or the other way round. Each is an index lookup: the stored path equal to
+    -- the caller's or to one of its tails, or the stored path ending in '/' + the caller's
+    -- (a range on the reversed path; compared literally, never as a pattern)
     case when n.files is not null then array(
-        select distinct f.thread_number from marts.thread_files as f
-        where f.repo_id = %(repo_id)s
-            and (f.path = any(n.files) or exists (
-                -- either side may be the longer: an absolute path from a traceback, a
-                -- relative one in the index, or the other way round
-                select 1 from unnest(n.files) as wanted (path)
-                where marts.relore_ends_with_part(f.path, wanted.path, '/')
-                    or marts.relore_ends_with_part(wanted.path, f.path, '/')
-            ))
+        select f.thread_number from marts.thread_files as f
+        where f.repo_id = %(repo_id)s and f.path = any(array(
+            select substr(w.path, i.i + 1)
+            from unnest(n.files) as w (path), generate_series(0, length(w.path)) as i (i)
+            where i.i = 0 or substr(w.path, i.i, 1) = '/'
+        ))
+        union
+        select f.thread_number
+        from unnest(n.files) as w (path)
+        cross join lateral (select reverse('/' || w.path) as tail) as r
+        join marts.thread_files as f
+            on f.repo_id = %(repo_id)s
+            and reverse(f.path) ~>=~ r.tail and reverse(f.path) ~<~ (r.tail || chr(1114111))
     ) end as file_threads,
     case when n.errors is not null then array(
         select distinct e.thread_number from marts.thread_errors as e
@@ -61,14 +72,20 @@ select
             and (x.test_id = any(n.tests) or x.test_name = any(n.tests))
     ) end as test_threads,
     case when n.symbols is not null then array(
-        select distinct y.thread_number from marts.thread_symbols as y
-        where y.repo_id = %(repo_id)s
-            and (y.symbol = any(n.symbols) or exists (
-                select 1 from unnest(n.symbols) as wanted (symbol)
-                where marts.relore_ends_with_part(y.symbol, wanted.symbol, '.')
-            ))
+        select y.thread_number from marts.thread_symbols as y
+        where y.repo_id = %(repo_id)s and y.symbol = any(n.symbols)
+        union
+        select y.thread_number
+        from unnest(n.symbols) as w (symbol)
+        cross join lateral (select reverse('.' || w.symbol) as tail) as r
+        join marts.thread_symbols as y
+            on y.repo_id = %(repo_id)s
+            and reverse(y.symbol) ~>=~ r.tail and reverse(y.symbol) ~<~ (r.tail || chr(1114111))
     ) end as symbol_threads
 from normalized as n
+-- and the marks the search index is compared with (serve/lexical/source.py), in the same
+-- round trip
+cross join ({source.MARKS}) as marks
 """
 
 # The page's documents in the index's order, with their thread, a snippet around the words

@@ -245,15 +245,16 @@ async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
     lexemes = list(resolved["lexemes"])
     if request.terms and not lexemes:  # only stop words: nothing can match
         return Ranked([], False, normalized, 0, 0)
-    searcher = await store.for_connection(cur.connection).fresh(cur.connection, repo_id)
-    strict = query.build(lexemes, len(lexemes), filters)
-    hits = query.ranked(searcher, strict, request.limit, PER_THREAD, newest_first=not lexemes)
-    strict_total = total = query.count(searcher, strict)
+    searcher = await store.for_connection(cur.connection).fresh(cur.connection, repo_id, resolved)
+    strict = query.build(searcher, lexemes, len(lexemes), filters)
+    walk = query.ranked(searcher, strict, request.limit, PER_THREAD, newest_first=not lexemes)
+    hits = walk.hits
+    strict_total = total = walk.total
     widened, fill = False, None
     if len(hits) < request.limit and len(lexemes) > 1:
         minimum = request.least or fill_minimum(len(lexemes))
         if minimum < len(lexemes):
-            wide = query.build(lexemes, minimum, filters)
+            wide = query.build(searcher, lexemes, minimum, filters)
             taken: dict[int, int] = {}
             for hit in hits:
                 taken[hit.thread] = taken.get(hit.thread, 0) + 1
@@ -265,10 +266,10 @@ async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
                 skip=frozenset(h.document_id for h in hits),
                 taken=taken,
             )
-            if more:
+            if more.hits:
                 widened = True
-                hits += more
-                total = query.count(searcher, wide)
+                hits = hits + more.hits
+                total = more.total
                 fill = {"minimum": minimum, "of": len(lexemes)}
     if not hits:
         return Ranked([], widened, normalized, total, strict_total, fill)

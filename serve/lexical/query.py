@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import tantivy
 from tantivy import Occur, Query
 
+from relore.contract.limits import TRUST_TIERS as TIERS
 from relore.serve.lexical import schema
 
 # How many ranked documents one walk step reads: a page of 10 at 3 per thread never needs
@@ -36,9 +37,19 @@ class Hit:
     score: float
 
 
-def _filter_clauses(filters: Filters) -> list[tuple[Occur, Query]]:
+def _tier_clause(searcher: tantivy.Searcher, tiers: tuple[str, ...]) -> tuple[Occur, Query]:
+    """Admit the allowed tiers, or exclude the others: whichever reads fewer postings (a
+    clause over nearly every document would make each search walk the whole index)."""
+    excluded = [t for t in TIERS if t not in tiers]
+    postings = {t: searcher.doc_freq(schema.TIER, t) for t in TIERS}
+    if sum(postings[t] for t in excluded) < sum(postings[t] for t in tiers):
+        return Occur.MustNot, Query.term_set_query(schema.SCHEMA, schema.TIER, excluded)
+    return Occur.Must, Query.term_set_query(schema.SCHEMA, schema.TIER, list(tiers))
+
+
+def _filter_clauses(searcher: tantivy.Searcher, filters: Filters) -> list[tuple[Occur, Query]]:
     s = schema.SCHEMA
-    clauses = [(Occur.Must, Query.term_set_query(s, schema.TIER, list(filters.tiers)))]
+    clauses = [_tier_clause(searcher, filters.tiers)]
     if filters.author:
         clauses.append((Occur.Must, Query.term_query(s, schema.AUTHOR, filters.author.lower())))
     if filters.since is not None:
@@ -62,16 +73,25 @@ def text_query(lexemes: list[str], minimum: int) -> Query:
     return Query.boolean_query(terms, minimum_number_should_match=minimum)
 
 
-def build(lexemes: list[str], minimum: int, filters: Filters) -> Query:
-    clauses = _filter_clauses(filters)
+def build(searcher: tantivy.Searcher, lexemes: list[str], minimum: int, filters: Filters) -> Query:
+    clauses = _filter_clauses(searcher, filters)
     if lexemes:
         clauses.append((Occur.Must, text_query(lexemes, minimum)))
+    if all(occur == Occur.MustNot for occur, _ in clauses):  # exclusions need a universe
+        clauses.append((Occur.Must, Query.const_score_query(Query.all_query(), 0.0)))
     return Query.boolean_query(clauses)
 
 
 def count(searcher: tantivy.Searcher, query: Query) -> int:
-    """Every matching document, counted without scoring."""
+    """Every matching document."""
     return searcher.search(query, limit=1, count=True).count
+
+
+@dataclass(frozen=True)
+class Walk:
+    hits: list[Hit]
+    # every matching document (counted on the walk's first step)
+    total: int
 
 
 def ranked(
@@ -83,19 +103,19 @@ def ranked(
     newest_first: bool = False,
     skip: frozenset[str] = frozenset(),
     taken: dict[int, int] | None = None,
-) -> list[Hit]:
+) -> Walk:
     """The first ``limit`` documents by score (or newest first), at most ``per_thread`` from
-    one thread counting ``taken`` (thread -> hits already on the page), none of ``skip``."""
+    one thread counting ``taken`` (thread -> hits already on the page), none of ``skip``;
+    and how many match in all."""
     taken = dict(taken or {})
     chosen: list[Hit] = []
     offset = 0
+    total = 0
     while len(chosen) < limit:
-        if newest_first:
-            found = searcher.search(
-                query, limit=STEP, offset=offset, count=False, order_by_field=schema.CREATED
-            )
-        else:
-            found = searcher.search(query, limit=STEP, offset=offset, count=False)
+        order = {"order_by_field": schema.CREATED} if newest_first else {}
+        found = searcher.search(query, limit=STEP, offset=offset, count=offset == 0, **order)
+        if offset == 0:
+            total = found.count
         hits = found.hits
         if not hits:
             break
@@ -113,4 +133,4 @@ def ranked(
         if len(hits) < STEP:
             break
         offset += STEP
-    return chosen
+    return Walk(chosen, total)

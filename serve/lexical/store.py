@@ -317,9 +317,13 @@ class Indexes:
             "path": str(reader.repo_dir),
         }
 
-    async def fresh(self, conn, repo_id: int) -> tantivy.Searcher:
+    async def fresh(self, conn, repo_id: int, marks: dict | None = None) -> tantivy.Searcher:
+        """``marks``: the row of ``source.MARKS`` when the caller already read it."""
         reader = self.reader(repo_id)
-        wanted = await self._wanted(conn, repo_id)
+        if marks is None:
+            wanted = await self._wanted(conn, repo_id)
+        else:
+            wanted = (marks["database_oid"], Marks.of(marks))
 
         def up_to_date(current: Current | None) -> bool:
             return current is not None and (current.database_oid, current.marks) == wanted

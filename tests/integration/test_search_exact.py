@@ -151,7 +151,7 @@ def test_a_refresh_during_reads_never_serves_an_error_or_half_an_index(indexed_w
     _pages(indexed_world.url)  # built
     indexes = _index(indexed_world.url)
     repo_dir = indexes.reader(REPO.repo_id).repo_dir
-    strict = query.build(["timeout"], 1, query.Filters(tiers=("reported",)))
+    wanted = query.Filters(tiers=("reported",))
     stop = threading.Event()
     seen: list = []
     failures: list = []
@@ -160,7 +160,8 @@ def test_a_refresh_during_reads_never_serves_an_error_or_half_an_index(indexed_w
         reader = store.Reader(repo_dir)  # a reader of its own, as another process has
         while not stop.is_set():
             try:
-                seen.append(query.count(reader.searcher(), strict))
+                searcher = reader.searcher()
+                seen.append(query.count(searcher, query.build(searcher, ["timeout"], 1, wanted)))
             except Exception as exc:  # any failure is the finding
                 failures.append(repr(exc))
 
