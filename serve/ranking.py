@@ -20,6 +20,19 @@ from relore.serve.lexical import source
 # A lexeme as a one-lexeme tsquery: quoted, since a lexeme may hold tsquery operators.
 QUOTED = r"""('''' || replace(replace({0}, '\', '\\'), '''', '''''') || '''')::tsquery"""
 
+
+def _ending_in(wanted: str, mart: str, column: str, separator: str) -> str:
+    """Threads whose stored value ends in ``separator`` + one of ``wanted``: a range on the
+    reversed value (its ``reverse(...) text_pattern_ops`` index), compared literally."""
+    return f"""select m.thread_number
+        from unnest({wanted}) as w (value)
+        cross join lateral (select reverse('{separator}' || w.value) as tail) as r
+        join marts.{mart} as m
+            on m.repo_id = %(repo_id)s
+            and reverse(m.{column}) ~>=~ r.tail
+            and reverse(m.{column}) ~<~ (r.tail || chr(1114111))"""
+
+
 RESOLVE = f"""
 with normalized as (
     select
@@ -55,12 +68,7 @@ select
             where i.i = 0 or substr(w.path, i.i, 1) = '/'
         ))
         union
-        select f.thread_number
-        from unnest(n.files) as w (path)
-        cross join lateral (select reverse('/' || w.path) as tail) as r
-        join marts.thread_files as f
-            on f.repo_id = %(repo_id)s
-            and reverse(f.path) ~>=~ r.tail and reverse(f.path) ~<~ (r.tail || chr(1114111))
+        {_ending_in("n.files", "thread_files", "path", "/")}
     ) end as file_threads,
     case when n.errors is not null then array(
         select distinct e.thread_number from marts.thread_errors as e
@@ -75,12 +83,7 @@ select
         select y.thread_number from marts.thread_symbols as y
         where y.repo_id = %(repo_id)s and y.symbol = any(n.symbols)
         union
-        select y.thread_number
-        from unnest(n.symbols) as w (symbol)
-        cross join lateral (select reverse('.' || w.symbol) as tail) as r
-        join marts.thread_symbols as y
-            on y.repo_id = %(repo_id)s
-            and reverse(y.symbol) ~>=~ r.tail and reverse(y.symbol) ~<~ (r.tail || chr(1114111))
+        {_ending_in("n.symbols", "thread_symbols", "symbol", ".")}
     ) end as symbol_threads
 from normalized as n
 -- and the marks the search index is compared with (serve/lexical/source.py), in the same
