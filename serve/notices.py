@@ -30,7 +30,7 @@ PLACES = ("title", "count", "before", "after")
 # kind -> what it says (the OpenAPI document shows these)
 KINDS = {
     # search
-    "per_thread_cap": "the page takes at most N documents from one thread",
+    "per_thread_cap": "a thread had more matching documents than the page takes from one (N)",
     "expanded": "a pasted traceback was split into legs, each searched, then merged",
     "normalized_filters": "the filters as the index compared them",
     "widened": "too few documents carry every term: the page is filled with documents "
@@ -70,7 +70,7 @@ def filters_text(filters: dict) -> str:
 
 def search(page: dict) -> list[dict]:
     notices = []
-    if page["total"] > page["returned"]:
+    if page.get("per_thread_capped"):
         cap = page["per_thread_cap"]
         text = f"matching documents, at most {cap} per thread"
         notices.append(_notice("per_thread_cap", "count", text, per_thread_cap=cap))

@@ -179,6 +179,8 @@ class Ranked(NamedTuple):
     strict_total: int
     # when widened: {"minimum": lexemes a filled hit holds at least, "of": the query's lexemes}
     fill: dict | None = None
+    # the per-thread cap passed over a document the page would otherwise have shown
+    capped: bool = False
 
 
 # A page shorter than the limit is filled from documents holding at least this share of the
@@ -250,7 +252,7 @@ async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
     walk = query.ranked(searcher, strict, request.limit, PER_THREAD, newest_first=not lexemes)
     hits = walk.hits
     strict_total = total = walk.total
-    widened, fill = False, None
+    widened, fill, capped = False, None, walk.capped
     if len(hits) < request.limit and len(lexemes) > 1:
         minimum = request.least or fill_minimum(len(lexemes))
         if minimum < len(lexemes):
@@ -266,13 +268,14 @@ async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
                 skip=frozenset(h.document_id for h in hits),
                 taken=taken,
             )
+            capped = capped or more.capped
             if more.hits:
                 widened = True
                 hits = hits + more.hits
                 total = more.total
                 fill = {"minimum": minimum, "of": len(lexemes)}
     if not hits:
-        return Ranked([], widened, normalized, total, strict_total, fill)
+        return Ranked([], widened, normalized, total, strict_total, fill, capped)
     await cur.execute(
         ranking.PAGE,
         {
@@ -288,7 +291,7 @@ async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
     for row in rows:
         row["all_terms"] = int(row["matched_terms"]) >= len(lexemes)
         row["of_terms"] = len(lexemes)
-    return Ranked(rows, widened, normalized, total, strict_total, fill)
+    return Ranked(rows, widened, normalized, total, strict_total, fill, capped)
 
 
 async def _run(cur, request: SearchRequest) -> Ranked:
@@ -310,6 +313,7 @@ async def _run(cur, request: SearchRequest) -> Ranked:
         sum(p.total for p in parts),
         sum(p.strict_total for p in parts),
         next((p.fill for p in parts if p.fill), None),
+        any(p.capped for p in parts),
     )
 
 
@@ -326,6 +330,7 @@ def _page(request: SearchRequest, ranked: Ranked) -> dict:
         "matches": ranked.total,
         "all_terms": ranked.strict_total,
         "per_thread_cap": PER_THREAD,
+        "per_thread_capped": ranked.capped,
         "trust_floor": request.trust_tiers(),
         "hits": hits,
     }
@@ -430,9 +435,11 @@ async def _expanded(cur, request: SearchRequest) -> dict:
     ranked = sorted(fused.values(), key=lambda e: (-len(e["legs"]), -e["rrf"]))
     per_thread: dict[tuple, int] = {}
     chosen = []
+    capped = False
     for entry in ranked:
         key = (entry["row"]["repo"], entry["row"]["number"])
         if per_thread.get(key, 0) >= PER_THREAD:
+            capped = True
             continue
         per_thread[key] = per_thread.get(key, 0) + 1
         chosen.append(entry)
@@ -455,6 +462,7 @@ async def _expanded(cur, request: SearchRequest) -> dict:
         "total": total,
         "matches": len(fused),
         "per_thread_cap": PER_THREAD,
+        "per_thread_capped": capped,
         "trust_floor": request.trust_tiers(),
         "hits": hits,
     }

@@ -92,6 +92,8 @@ class Walk:
     hits: list[Hit]
     # every matching document (counted on the walk's first step)
     total: int
+    # a document was passed over because its thread already had per_thread on the page
+    capped: bool = False
 
 
 def ranked(
@@ -111,6 +113,7 @@ def ranked(
     chosen: list[Hit] = []
     offset = 0
     total = 0
+    capped = False
     while len(chosen) < limit:
         order = {"order_by_field": schema.CREATED} if newest_first else {}
         found = searcher.search(query, limit=STEP, offset=offset, count=offset == 0, **order)
@@ -122,6 +125,7 @@ def ranked(
         threads = searcher.fast_field_values(schema.THREAD, [address for _, address in hits])
         for (key, address), thread in zip(hits, threads, strict=True):
             if taken.get(thread, 0) >= per_thread:
+                capped = True
                 continue
             document_id = searcher.doc(address)[schema.DOCUMENT][0]
             if document_id in skip:
@@ -133,4 +137,4 @@ def ranked(
         if len(hits) < STEP:
             break
         offset += STEP
-    return Walk(chosen, total)
+    return Walk(chosen, total, capped)

@@ -177,3 +177,11 @@ def test_a_refresh_during_reads_never_serves_an_error_or_half_an_index(indexed_w
             t.join()
     assert failures == []
     assert seen and set(seen) == {ISSUES}
+
+
+def test_a_page_cut_by_its_limit_does_not_blame_the_thread_cap(indexed_world):
+    page = _search(indexed_world.url, q="timeout", repo=REPO.full_name, limit=3)
+    assert (page["returned"], page["total"]) == (3, ISSUES)
+    # every thread here holds one document: nothing was passed over for its thread
+    assert page["per_thread_capped"] is False
+    assert "per_thread_cap" not in {n["kind"] for n in page["notices"]}
