@@ -236,11 +236,7 @@ def _serve(args, env) -> int:
     from relore.operate import database
     from relore.serve.app import run
 
-    if env.get("RELORE_READER_DATABASE_URL"):
-        # a deployment gives the service the reader's credentials only: nothing to migrate
-        reader = env["RELORE_READER_DATABASE_URL"]
-    else:
-        reader = database.reader_url(database.ensure_database(env), env)
+    reader = database.serving_reader_url(env)
     run(reader, host=args.host, port=args.port, env=env, trust_network=args.trust_network)
     return EXIT_OK
 

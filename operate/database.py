@@ -623,3 +623,13 @@ def server_version(url: str) -> str:
     with connect(url) as conn:
         row = conn.execute("show server_version").fetchone()
     return re.sub(r"\s.*", "", row[0]) if row else "unknown"
+
+
+def serving_reader_url(env: dict[str, str] | None = None) -> str:
+    """The reader's URL for what reads the marts (the service, the search index):
+    ``RELORE_READER_DATABASE_URL`` when a deployment gives the reader's credentials only
+    (nothing to migrate), else the reader of the migrated configured or embedded database."""
+    env = os.environ if env is None else env
+    if env.get("RELORE_READER_DATABASE_URL"):
+        return env["RELORE_READER_DATABASE_URL"]
+    return reader_url(ensure_database(env), env)

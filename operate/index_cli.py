@@ -21,16 +21,10 @@ EXIT_OK, EXIT_ERROR = 0, 1
 PROGRESS_EVERY_S = 2.0
 
 
-def _reader_url(env) -> str:
+def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json: bool) -> int:
     from relore.operate import database
 
-    if env.get("RELORE_READER_DATABASE_URL"):
-        return env["RELORE_READER_DATABASE_URL"]
-    return database.reader_url(database.ensure_database(env), env)
-
-
-def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json: bool) -> int:
-    url = _reader_url(env)
+    url = database.serving_reader_url(env)
     with psycopg.connect(url, autocommit=True) as conn:
         indexes = store.for_connection(conn, store.index_root(env))
         if repo:
