@@ -27,8 +27,9 @@ delete from {{ target }} as target
 
 {#-
     The tail of a signal mart: `signals` (repo_id, thread_number, *value_columns,
-    source_loaded_at) for the threads in `scope` -> `final`. value_columns are what the set
-    is compared on; the first one is the marker column.
+    source_loaded_at) for the threads in `scope` -> `final`, each row with `written_at` (the
+    writing build's transaction time: the search index re-reads threads written after its
+    mark). value_columns are what the set is compared on; the first one is the marker column.
 -#}
 {% macro replace_thread_sets(signals, scope, value_columns) -%}
 {%- set row_value = 'jsonb_build_array(' ~ value_columns | join(', ') ~ ')::text' -%}
@@ -69,7 +70,9 @@ delete from {{ target }} as target
         ),
 
         final as (
-            select {{ signals }}.*
+            select
+                {{ signals }}.*,
+                current_timestamp as written_at
             from {{ signals }}
             where {{ in_thread_scope('replaced', signals) }}
             union all
@@ -79,31 +82,31 @@ delete from {{ target }} as target
 {%- for column in value_columns %}
                     null,
                 {%- endfor %}
-                null
+                null,
+                current_timestamp as written_at
             from replaced
         )
     {%- else %}
         final as (
-            select * from {{ signals }}
+            select
+                *,
+                current_timestamp as written_at
+            from {{ signals }}
         )
 {%- endif %}
 {%- endmacro %}
 
 {#- config() for a signal mart keyed on (repo_id, thread_number, *key_columns). -#}
-{#- suffix_columns: a reversed text_pattern_ops index each, for "ends with" lookups
-    (serve's --file and --symbol match the longer name by its tail, literally). -#}
 {% macro signal_mart_config(
-    key_columns, lookup_columns=[], watermark_inputs=[], suffix_columns=[]
+    key_columns, lookup_columns=[], watermark_inputs=[]
 ) -%}
     {%- set indexes = [
         {'columns': ['repo_id', 'thread_number'] + key_columns, 'unique': True},
         {'columns': ['source_loaded_at']},
+        {'columns': ['repo_id', 'written_at']},
     ] -%}
 {%- for column in lookup_columns -%}
 {%- do indexes.append({'columns': ['repo_id', column]}) -%}
-{%- endfor -%}
-{%- for column in suffix_columns -%}
-{%- do indexes.append({'columns': ['repo_id', 'reverse(' ~ column ~ ') text_pattern_ops']}) -%}
 {%- endfor -%}
     {{ return({
         'materialized': 'incremental',

@@ -80,7 +80,10 @@ def search(page: dict) -> list[dict]:
             _notice("expanded", "before", f"expanded a traceback into legs, merged: {legs}")
         )
     if page.get("normalized_filters"):
-        shown = "; ".join(f"{k}: {', '.join(v)}" for k, v in page["normalized_filters"].items())
+        shown = "; ".join(
+            f"{k}: {', '.join(v) if v else '(nothing: no value normalizes)'}"
+            for k, v in page["normalized_filters"].items()
+        )
         text = f"filters as the index holds them: {shown}"
         notices.append(_notice("normalized_filters", "before", text))
     if page.get("widened"):

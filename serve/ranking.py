@@ -3,9 +3,9 @@ text coming out. Ranking itself is the index's (serve/lexical): BM25 over every 
 
 Going in, one round trip: the caller's text as lexemes (``to_tsvector``, the very parser and
 dictionaries ``search_vector`` was built with), each signal filter through the models' own
-normaliser functions, and each signal resolved to the threads that carry it (the
-thread-level marts, never the documents). Values are compared literally, never as LIKE
-patterns: ``--file %`` is a file named ``%``.
+normaliser functions (the index holds each thread's signals in that form), and the marks the
+index is compared with. Values are compared literally as terms, never as patterns:
+``--file %`` is a file named ``%``.
 
 Coming out, only the page's documents are read back, with a snippet cut around the words
 that matched (in the body; for a review comment that matched only on the code it is anchored
@@ -19,18 +19,6 @@ from relore.serve.lexical import source
 
 # A lexeme as a one-lexeme tsquery: quoted, since a lexeme may hold tsquery operators.
 QUOTED = r"""('''' || replace(replace({0}, '\', '\\'), '''', '''''') || '''')::tsquery"""
-
-
-def _ending_in(wanted: str, mart: str, column: str, separator: str) -> str:
-    """Threads whose stored value ends in ``separator`` + one of ``wanted``: a range on the
-    reversed value (its ``reverse(...) text_pattern_ops`` index), compared literally."""
-    return f"""select m.thread_number
-        from unnest({wanted}) as w (value)
-        cross join lateral (select reverse('{separator}' || w.value) as tail) as r
-        join marts.{mart} as m
-            on m.repo_id = %(repo_id)s
-            and reverse(m.{column}) ~>=~ r.tail
-            and reverse(m.{column}) ~<~ (r.tail || chr(1114111))"""
 
 
 RESOLVE = f"""
@@ -55,36 +43,7 @@ select
         select distinct x from unnest(tsvector_to_array(to_tsvector('english', %(text)s))) as x
     ) as lexemes,
     n.files, n.errors, n.tests, n.symbols,
-    marks.documents, marks.threads, marks.database_oid,
-    -- either side may be the longer: an absolute path from a traceback, a relative one in
-    -- the index, or the other way round. Each is an index lookup: the stored path equal to
-    -- the caller's or to one of its tails, or the stored path ending in '/' + the caller's
-    -- (a range on the reversed path; compared literally, never as a pattern)
-    case when n.files is not null then array(
-        select f.thread_number from marts.thread_files as f
-        where f.repo_id = %(repo_id)s and f.path = any(array(
-            select substr(w.path, i.i + 1)
-            from unnest(n.files) as w (path), generate_series(0, length(w.path)) as i (i)
-            where i.i = 0 or substr(w.path, i.i, 1) = '/'
-        ))
-        union
-        {_ending_in("n.files", "thread_files", "path", "/")}
-    ) end as file_threads,
-    case when n.errors is not null then array(
-        select distinct e.thread_number from marts.thread_errors as e
-        where e.repo_id = %(repo_id)s and e.normal_form = any(n.errors)
-    ) end as error_threads,
-    case when n.tests is not null then array(
-        select distinct x.thread_number from marts.thread_tests as x
-        where x.repo_id = %(repo_id)s
-            and (x.test_id = any(n.tests) or x.test_name = any(n.tests))
-    ) end as test_threads,
-    case when n.symbols is not null then array(
-        select y.thread_number from marts.thread_symbols as y
-        where y.repo_id = %(repo_id)s and y.symbol = any(n.symbols)
-        union
-        {_ending_in("n.symbols", "thread_symbols", "symbol", ".")}
-    ) end as symbol_threads
+    marks.*
 from normalized as n
 -- and the marks the search index is compared with (serve/lexical/source.py), in the same
 -- round trip

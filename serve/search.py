@@ -192,21 +192,23 @@ def fill_minimum(n_lexemes: int) -> int:
     return max(1, math.ceil(n_lexemes * FILL_SHARE))
 
 
-def _filters(request: SearchRequest, resolved: dict) -> query.Filters:
-    threads = None
-    for key in ("file_threads", "error_threads", "test_threads", "symbol_threads"):
-        if resolved[key] is not None:
-            found = set(resolved[key])
-            threads = found if threads is None else threads & found
+def _filters(request: SearchRequest, normalized: dict) -> query.Filters:
     since = None
     if request.since:
         since = int(datetime.fromisoformat(request.since).replace(tzinfo=UTC).timestamp())
+
+    def values(key: str) -> tuple[str, ...] | None:
+        return None if normalized[key] is None else tuple(normalized[key])
+
     return query.Filters(
         tiers=tuple(request.trust_tiers()),
         author=request.author,
         since=since,
         state=request.state,
-        threads=None if threads is None else tuple(sorted(threads)),
+        files=values("files"),
+        errors=values("errors"),
+        tests=values("tests"),
+        symbols=values("symbols"),
     )
 
 
@@ -226,9 +228,10 @@ _RESOLVED = ("files", "errors", "tests", "symbols")
 
 
 def _normalized(request: SearchRequest, resolved: dict) -> dict:
-    # a filter whose every value normalizes to nothing still filters (to nothing), honestly
+    """Each signal filtered on, as the index compares it (None: not filtered on). A filter
+    whose every value normalizes to nothing still filters, to nothing, and the page says so."""
     return {
-        key: (resolved[key] or ["\x01unmatchable"]) if getattr(request, name) else None
+        key: list(resolved[key] or []) if getattr(request, name) else None
         for key, name in (
             ("files", "file"),
             ("errors", "error"),
@@ -243,7 +246,7 @@ async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
     full) documents holding enough of the words, each ranked by BM25 over the whole index."""
     resolved = await _resolve(cur, request, repo_id)
     normalized = _normalized(request, resolved)
-    filters = _filters(request, resolved)
+    filters = _filters(request, normalized)
     lexemes = list(resolved["lexemes"])
     if request.terms and not lexemes:  # only stop words: nothing can match
         return Ranked([], False, normalized, 0, 0)
@@ -340,7 +343,7 @@ def _page(request: SearchRequest, ranked: Ranked) -> dict:
             "some_words": sum(1 for h in hits if not h["all_terms"]),
             **ranked.fill,
         }
-    applied = {k: v for k, v in normalized.items() if v}
+    applied = {k: v for k, v in normalized.items() if v is not None}
     if applied:
         page["normalized_filters"] = applied
     return page
@@ -421,7 +424,7 @@ async def _expanded(cur, request: SearchRequest) -> dict:
                 "returned": len(rows),
                 "widened": widened,
                 **(
-                    {"filters": {k: v for k, v in normalized.items() if v}}
+                    {"filters": {k: v for k, v in normalized.items() if v is not None}}
                     if leg.has_signals
                     else {}
                 ),

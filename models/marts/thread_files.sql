@@ -2,7 +2,6 @@
     ['path', 'source'],
     ['path'],
     watermark_inputs=[('stg_github__pull_files', 'loaded_at')],
-    suffix_columns=['path'],
 )) }}
 
 -- Files a thread touches or talks about, by provenance. GitHub's changed-file list and a

@@ -1,4 +1,4 @@
-{{ config(**signal_mart_config(['symbol'], ['symbol'], suffix_columns=['symbol'])) }}
+{{ config(**signal_mart_config(['symbol'], ['symbol'])) }}
 
 -- Identifiers a thread names in code: `Foo.bar`, `snake_case()`, name() calls
 -- (relore_symbols over the redacted markdown, in relore_symbol_form).

@@ -2,8 +2,8 @@
 
 Every document that matches is ranked (block-max WAND over the whole posting lists): no
 candidate cap decides the answer. Filters are exact, unscored clauses; a thread-level
-signal (--file/--error/--test/--symbol) arrives as the set of thread numbers Postgres
-resolved it to.
+signal (--file/--error/--test/--symbol) is a term of the thread's signal fields, in the normal
+form Postgres resolved the caller's value to.
 """
 
 from __future__ import annotations
@@ -27,7 +27,11 @@ class Filters:
     author: str | None = None
     since: int | None = None  # epoch seconds
     state: str | None = None
-    threads: tuple[int, ...] | None = None  # None: any thread; (): none
+    # signal values in their normal form; None: not filtered, (): matches nothing
+    files: tuple[str, ...] | None = None
+    errors: tuple[str, ...] | None = None
+    tests: tuple[str, ...] | None = None
+    symbols: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -59,10 +63,39 @@ def _filter_clauses(searcher: tantivy.Searcher, filters: Filters) -> list[tuple[
         clauses.append((Occur.Must, bound))
     if filters.state:
         clauses.append((Occur.Must, Query.term_query(s, schema.STATE, filters.state)))
-    if filters.threads is not None:
-        threads = Query.term_set_query(s, schema.THREAD, list(filters.threads))
-        clauses.append((Occur.Must, threads))
+    clauses += [(Occur.Must, q) for q in _signal_queries(filters)]
     return [(occur, Query.const_score_query(q, 0.0)) for occur, q in clauses]
+
+
+def _any_term(pairs: list[tuple[str, str]]) -> Query:
+    """Documents holding any of the (field, term) pairs; none when there are none."""
+    if not pairs:
+        return Query.boolean_query([(Occur.MustNot, Query.all_query())])
+    by_field: dict[str, list[str]] = {}
+    for name, term in pairs:
+        by_field.setdefault(name, []).append(term)
+    queries = [Query.term_set_query(schema.SCHEMA, name, terms) for name, terms in by_field.items()]
+    if len(queries) == 1:
+        return queries[0]
+    return Query.boolean_query([(Occur.Should, q) for q in queries])
+
+
+def _signal_queries(filters: Filters) -> list[Query]:
+    """One clause per signal filtered on, any of its values. A caller's path matches a stored
+    path that ends in it (at a ``/``) or that it ends in (an absolute path from a traceback
+    meets the repository's relative one); a symbol, one that ends in it (at a ``.``)."""
+    found = []
+    if filters.files is not None:
+        pairs = [(schema.FILE, f) for f in filters.files]
+        pairs += [(schema.FILE_PATH, t) for f in filters.files for t in schema.tails(f, "/")]
+        found.append(_any_term(pairs))
+    if filters.errors is not None:
+        found.append(_any_term([(schema.ERROR, e) for e in filters.errors]))
+    if filters.tests is not None:
+        found.append(_any_term([(schema.TEST, t) for t in filters.tests]))
+    if filters.symbols is not None:
+        found.append(_any_term([(schema.SYMBOL, y) for y in filters.symbols]))
+    return found
 
 
 def text_query(lexemes: list[str], minimum: int) -> Query:

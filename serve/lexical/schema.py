@@ -5,6 +5,12 @@
 own: the query side asks Postgres for the caller's lexemes too. A lexeme is repeated once per
 occurrence times its field's weight, which makes tantivy's BM25 a BM25F over the fields with
 integer weights (one term frequency, one length, one saturation).
+
+A thread's signals (the files, error lines, tests and symbols of the signal marts) are
+carried by each of its documents as unscored terms, so ``--file``/``--error``/``--test``/
+``--symbol`` are one posting list each, intersected with the words. A name that matches by
+its tail is indexed by every tail: ``src/pkg/mod.py`` as ``src/pkg/mod.py``, ``pkg/mod.py``
+and ``mod.py`` (``file``), ``Foo.bar.baz`` as ``Foo.bar.baz``, ``bar.baz``, ``baz``.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import tantivy
 FIELD_WEIGHTS = {"A": 2, "B": 1, "C": 2, "D": 1}
 TOKENIZER = "lexemes"
 # The generation of this layout: an index written by another is rebuilt, never read.
-LAYOUT = 1
+LAYOUT = 2
 
 TEXT = "text"
 DOCUMENT = "document_id"
@@ -25,6 +31,17 @@ CREATED = "created"
 TIER = "tier"
 AUTHOR = "author"
 STATE = "state"
+# the thread's signals: every tail of each path, each path as stored, error lines in their
+# normal form, test ids and names, every tail of each symbol
+FILE = "file"
+FILE_PATH = "file_path"
+ERROR = "error"
+TEST = "test"
+SYMBOL = "symbol"
+SIGNAL_FIELDS = (FILE, FILE_PATH, ERROR, TEST, SYMBOL)
+# a value longer than this is not indexed (tantivy's term limit is 65,530 bytes; a caller's
+# filter value is far shorter, MAX_QUERY_CHARS)
+MAX_TERM_BYTES = 4096
 
 
 def build_schema() -> tantivy.Schema:
@@ -36,6 +53,8 @@ def build_schema() -> tantivy.Schema:
     builder.add_text_field(TIER, tokenizer_name="raw", index_option="basic")
     builder.add_text_field(AUTHOR, tokenizer_name="raw", index_option="basic")
     builder.add_text_field(STATE, tokenizer_name="raw", index_option="basic")
+    for name in SIGNAL_FIELDS:
+        builder.add_text_field(name, tokenizer_name="raw", index_option="basic")
     return builder.build()
 
 
@@ -53,7 +72,25 @@ def thread_states(state: str, is_merged: bool) -> list[str]:
     return [state, "merged"] if is_merged else [state]
 
 
-def document(row: dict) -> tantivy.Document:
+def tails(value: str, separator: str) -> list[str]:
+    """The value and each part of it after a separator: ``a/b/c`` -> ``a/b/c``, ``b/c``,
+    ``c`` (no empty tail)."""
+    found = [value] if value else []
+    found += [value[i + 1 :] for i, c in enumerate(value) if c == separator and value[i + 1 :]]
+    return found
+
+
+def signal_terms(kind: str, value: str) -> list[tuple[str, str]]:
+    """(field, term) pairs one stored signal value is indexed under."""
+    if kind == "file":
+        return [(FILE, tail) for tail in tails(value, "/")] + [(FILE_PATH, value)]
+    if kind == "symbol":
+        return [(SYMBOL, tail) for tail in tails(value, ".")]
+    return [(ERROR if kind == "error" else TEST, value)]
+
+
+def document(row: dict, signals: dict[str, set[str]] | None = None) -> tantivy.Document:
+    """One live document; ``signals``: its thread's (field -> terms), from signal_terms."""
     doc = tantivy.Document()
     doc.add_text(TEXT, row["lexemes"] or "")
     doc.add_text(DOCUMENT, row["document_id"])
@@ -64,4 +101,7 @@ def document(row: dict) -> tantivy.Document:
         doc.add_text(AUTHOR, row["author"])
     for state in thread_states(row["state"], row["is_merged"]):
         doc.add_text(STATE, state)
+    for name, terms in (signals or {}).items():
+        for term in terms:
+            doc.add_text(name, term)
     return doc

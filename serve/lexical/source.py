@@ -1,9 +1,10 @@
 """What the index is built from: SQL over the marts, read with the reader role.
 
-The index holds a repository's live documents (``not is_deleted``). A refresh re-reads the
-threads written since its marks: ``written_at`` of ``marts.documents`` and ``marts.threads``
-is the writing build's transaction time, so every rewrite (new text, a tier authority
-moved, a deletion, a thread closed) moves it, and a no-op build moves nothing.
+The index holds a repository's live documents (``not is_deleted``), each with its thread's
+signals. A refresh re-reads the threads written since its marks: ``written_at`` of the
+documents, the threads and each signal mart is the writing build's transaction time, so every
+rewrite (new text, a tier authority moved, a deletion, a thread closed, a thread's set of
+files changed) moves it, and a no-op build moves nothing.
 """
 
 from __future__ import annotations
@@ -40,22 +41,53 @@ where d.repo_id = %(repo_id)s
     and (%(threads)s::bigint[] is null or d.thread_number = any(%(threads)s))
 """
 
-# What has been written since the marks (nulls: never built), and the marks to move to; and the
-# database's identity: a database dropped and created again under the same name (or a copy
-# made from a template) is another database, whose index is built anew.
-MARKS = """
-select
-    (select max(written_at) from marts.documents where repo_id = %(repo_id)s) as documents,
-    (select max(written_at) from marts.threads where repo_id = %(repo_id)s) as threads,
-    (select oid::bigint from pg_database where datname = current_database()) as database_oid
-"""
+# The marts a refresh follows, with the column naming a row's thread.
+FOLLOWED = {
+    "documents": "thread_number",
+    "threads": "number",
+    "thread_files": "thread_number",
+    "thread_errors": "thread_number",
+    "thread_tests": "thread_number",
+    "thread_symbols": "thread_number",
+}
 
-CHANGED_THREADS = """
-select array(
-    select thread_number from marts.documents
-    where repo_id = %(repo_id)s and written_at > %(documents)s
-    union
-    select number from marts.threads
-    where repo_id = %(repo_id)s and written_at > %(threads)s
-) as threads
+# The newest write of each followed mart (nulls: never built), the marks a refresh moves to;
+# and the database's identity: a database dropped and created again under the same name (or
+# a copy made from a template) is another database, whose index is built anew.
+MARKS = (
+    "select\n"
+    + "".join(
+        f"    (select max(written_at) from marts.{mart} where repo_id = %(repo_id)s) as {mart},\n"
+        for mart in FOLLOWED
+    )
+    + "    (select oid::bigint from pg_database where datname = current_database())"
+    + " as database_oid\n"
+)
+
+# The threads written since the marks (a mark of each followed mart, by name).
+CHANGED_THREADS = (
+    "select array(\n"
+    + "\n    union\n".join(
+        f"    select {column} from marts.{mart}\n"
+        f"    where repo_id = %(repo_id)s and written_at > %({mart})s"
+        for mart, column in FOLLOWED.items()
+    )
+    + "\n) as threads\n"
+)
+
+# A thread's signals as the index carries them: (thread, kind, value).
+SIGNALS = """
+select thread_number, 'file' as kind, path as value from marts.thread_files
+where repo_id = %(repo_id)s and (%(threads)s::bigint[] is null or thread_number = any(%(threads)s))
+union all
+select thread_number, 'error', normal_form from marts.thread_errors
+where repo_id = %(repo_id)s and (%(threads)s::bigint[] is null or thread_number = any(%(threads)s))
+union all
+select thread_number, 'test', v.value from marts.thread_tests
+cross join lateral (values (test_id), (test_name)) as v (value)
+where repo_id = %(repo_id)s and v.value is not null
+    and (%(threads)s::bigint[] is null or thread_number = any(%(threads)s))
+union all
+select thread_number, 'symbol', symbol from marts.thread_symbols
+where repo_id = %(repo_id)s and (%(threads)s::bigint[] is null or thread_number = any(%(threads)s))
 """

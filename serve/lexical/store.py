@@ -61,18 +61,21 @@ def database_key(host: str | None, port: int | str | None, dbname: str) -> str:
 
 @dataclass(frozen=True)
 class Marks:
-    """The newest ``written_at`` of a repository's documents and threads (ISO text, or None
-    before anything was built)."""
+    """The newest ``written_at`` of each mart the index follows (``source.FOLLOWED``, in that
+    order; ISO text, or None before anything was built)."""
 
-    documents: str | None
-    threads: str | None
+    values: tuple[str | None, ...]
 
     @classmethod
     def of(cls, row: dict) -> Marks:
-        return cls(*(row[k].isoformat() if row[k] else None for k in ("documents", "threads")))
+        return cls(tuple(row[k].isoformat() if row[k] else None for k in source.FOLLOWED))
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Marks:
+        return cls(tuple(data.get(k) for k in source.FOLLOWED))
 
     def as_dict(self) -> dict:
-        return {"documents": self.documents, "threads": self.threads}
+        return dict(zip(source.FOLLOWED, self.values, strict=True))
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,7 @@ class Current:
         return cls(
             data["generation"],
             data["database_oid"],
-            Marks(**data["marks"]),
+            Marks.from_dict(data["marks"]),
             data["built_at"],
             data["refreshed_at"],
         )
@@ -147,15 +150,33 @@ class Refreshed:
     generation: int
 
 
-def _add_rows(cur, writer, repo_id: int, threads: list[int] | None, progress) -> int:
+def _signals(conn, repo_id: int, threads: list[int] | None) -> dict[int, dict[str, set[str]]]:
+    """Each thread's signals as index terms (schema.signal_terms), read once per pass."""
+    found: dict[int, dict[str, set[str]]] = {}
+    with conn.cursor(name="relore_index_signals") as cur:
+        cur.itersize = 20_000
+        cur.execute(source.SIGNALS, {"repo_id": repo_id, "threads": threads})
+        for row in cur:
+            value = row["value"]
+            if not value or len(value.encode()) > schema.MAX_TERM_BYTES:
+                continue
+            fields = found.setdefault(row["thread_number"], {})
+            for name, term in schema.signal_terms(row["kind"], value):
+                fields.setdefault(name, set()).add(term)
+    return found
+
+
+def _add_rows(conn, writer, repo_id: int, threads: list[int] | None, progress) -> int:
+    signals = _signals(conn, repo_id, threads)
     written = 0
-    cur.execute(source.ROWS, {"repo_id": repo_id, "threads": threads})
-    while rows := cur.fetchmany(BATCH):
-        for row in rows:
-            writer.add_document(schema.document(row))
-        written += len(rows)
-        if progress:
-            progress(written)
+    with conn.cursor(name="relore_index_rows") as cur:
+        cur.execute(source.ROWS, {"repo_id": repo_id, "threads": threads})
+        while rows := cur.fetchmany(BATCH):
+            for row in rows:
+                writer.add_document(schema.document(row, signals.get(row["thread_number"])))
+            written += len(rows)
+            if progress:
+                progress(written)
     return written
 
 
@@ -173,7 +194,6 @@ def refresh(
     with _Lock(repo_dir), psycopg.connect(conninfo, row_factory=dict_row) as conn:
         # one snapshot: the marks and the rows they cover agree
         conn.execute("begin isolation level repeatable read read only")
-        cur = conn.cursor(name="relore_index_rows")
         meta = conn.cursor()
         found = meta.execute(source.MARKS, {"repo_id": repo_id}).fetchone()
         oid, marks = found["database_oid"], Marks.of(found)
@@ -184,8 +204,7 @@ def refresh(
                 return Refreshed(repo_id, "unchanged", 0, 0, 0.0, current.generation)
             since = {
                 "repo_id": repo_id,
-                "documents": current.marks.documents or "-infinity",
-                "threads": current.marks.threads or "-infinity",
+                **{k: v or "-infinity" for k, v in current.marks.as_dict().items()},
             }
             threads = meta.execute(source.CHANGED_THREADS, since).fetchone()["threads"]
             index = _open(repo_dir / f"g{current.generation}")
@@ -195,7 +214,7 @@ def refresh(
                 writer.delete_documents_by_query(
                     tantivy.Query.term_set_query(schema.SCHEMA, schema.THREAD, chunk)
                 )
-            written = _add_rows(cur, writer, repo_id, threads, progress)
+            written = _add_rows(conn, writer, repo_id, threads, progress)
             writer.commit()
             writer.wait_merging_threads()
             conn.rollback()
@@ -215,7 +234,7 @@ def refresh(
         path.mkdir(parents=True)
         index = _open(path)
         writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
-        written = _add_rows(cur, writer, repo_id, None, progress)
+        written = _add_rows(conn, writer, repo_id, None, progress)
         writer.commit()
         writer.wait_merging_threads()
         conn.rollback()

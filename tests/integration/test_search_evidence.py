@@ -106,6 +106,24 @@ def test_an_underscore_in_a_file_filter_is_an_underscore_not_any_character(index
     assert {h["number"] for h in page["hits"]} == {1}
 
 
+def test_a_file_filter_matches_by_whole_path_parts_in_either_direction(indexed_world):
+    # an absolute path out of a traceback meets the repository's relative one
+    absolute = "/home/u/venv/lib/site-packages/src/pkg/my_mod.py"
+    page = _search(indexed_world.url, q="", file=absolute, repo=REPO.full_name)
+    assert {h["number"] for h in page["hits"]} == {1}
+    # a tail that is not a whole path part is another file
+    for value in ("mod.py", "y_mod.py", "kg/my_mod.py"):
+        page = _search(indexed_world.url, q="", file=value, repo=REPO.full_name)
+        assert page["hits"] == [], value
+
+
+def test_a_symbol_filter_matches_by_whole_name_parts(indexed_world):
+    page = _search(indexed_world.url, q="", symbol="load", repo=REPO.full_name)
+    assert {h["number"] for h in page["hits"]} == {3}
+    page = _search(indexed_world.url, q="", symbol="oad", repo=REPO.full_name)
+    assert page["hits"] == []
+
+
 def test_a_wildcard_symbol_filter_matches_no_thread(indexed_world):
     for value in ("%", "_", "%load", "Reader.%"):
         page = _search(indexed_world.url, q="", symbol=value, repo=REPO.full_name)
@@ -177,10 +195,14 @@ def test_a_small_build_refreshes_only_its_threads_and_the_new_words_are_found(
         conn.transaction(),
         conn.cursor() as cur,
     ):
-        land(cur, REPO, "test", [_comment(2, 720, "A quokka chewed through the loader.")])
+        said = "A quokka chewed through the loader in src/pkg/quokka_io.py."
+        land(cur, REPO, "test", [_comment(2, 720, said)])
     run_dbt(world_copy, tmp_path, "build")
     page = _search(world_copy, q="quokka", repo=REPO.full_name)
     assert [(h["number"], h["document_id"]) for h in page["hits"]] == [(2, "issue_comment:720")]
+    # the thread's new file is a filter term now, on every document of the thread
+    page = _search(world_copy, q="", file="quokka_io.py", repo=REPO.full_name)
+    assert {h["document_id"] for h in page["hits"]} == {"opening_post:60002", "issue_comment:720"}
     after = store.Current.read(indexes.reader(REPO.repo_id).repo_dir)
     # the same generation, refreshed in place: one thread re-read, not the repository
     assert after.generation == before.generation
@@ -189,3 +211,18 @@ def test_a_small_build_refreshes_only_its_threads_and_the_new_words_are_found(
     assert [h["number"] for h in _search(world_copy, q="crashes", repo=REPO.full_name)["hits"]] == [
         1
     ]
+
+
+def test_a_thread_whose_signals_alone_moved_is_re_read(world_copy):
+    """A signal mart written without its thread's documents moving (a pull request's changed
+    files) still reaches the index: the refresh follows every mart's written_at."""
+    assert _search(world_copy, q="", file="solo.py", repo=REPO.full_name)["hits"] == []
+    with psycopg.connect(world_copy, autocommit=True) as conn:
+        conn.execute(
+            """insert into marts.thread_files
+                (repo_id, thread_number, path, source, change_type, source_loaded_at, written_at)
+            values (%s, 3, 'lonely/solo.py', 'changed_file', 'added', now(), now())""",
+            (REPO.repo_id,),
+        )
+    page = _search(world_copy, q="", file="solo.py", repo=REPO.full_name)
+    assert {h["number"] for h in page["hits"]} == {3}
