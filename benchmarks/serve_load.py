@@ -93,6 +93,15 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         middle = words(documents // 1000, documents // 20, "md5(lexeme)")
         errors = most_threads("thread_errors", "normal_form")
         files = most_threads("thread_files", "path")
+        # files named in a median number of threads (the most-named one sits in most threads
+        # of this synthetic corpus, far more than any file of a real repository)
+        typical_files = column(
+            """select path from (
+                select path, count(*) as n, ntile(2) over (order by count(*)) as half
+                from marts.thread_files where repo_id = %s group by path
+            ) as f where half = 2 order by n, path limit %s""",
+            VARIANTS,
+        )
         numbers = most_threads("documents", "thread_number")
         bodies = column(
             """select body_text from marts.documents
@@ -123,6 +132,7 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         "question (2-6 words)": (search, asked(q=questions)),
         "--error + frequent word": (search, asked(q=frequent, error=errors)),
         "--file + frequent word": (search, asked(q=frequent, file=files)),
+        "--file (median file) + frequent word": (search, asked(q=frequent, file=typical_files)),
         "pasted error line": (search, asked(q=error_lines)),
         "pasted traceback (legs)": (search, asked(q=tracebacks)),
         "thread page": ("/api/v1/thread", asked(number=[str(n) for n in numbers])),

@@ -9,6 +9,7 @@ function over the ranked matches, so one chatty thread cannot fill the page.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -241,16 +242,47 @@ def _normalized(request: SearchRequest, resolved: dict) -> dict:
     }
 
 
-async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
-    """One repository: the strict conjunction over every match, then (when the page is not
-    full) documents holding enough of the words, each ranked by BM25 over the whole index."""
+@dataclass
+class _Prepared:
+    """A request resolved for one repository: what the index is asked."""
+
+    request: SearchRequest
+    repo_id: int
+    lexemes: list[str]
+    filters: query.Filters
+    normalized: dict
+    searcher: object | None  # None: nothing can match (only stop words)
+
+
+@dataclass
+class _Walked:
+    hits: list
+    widened: bool
+    total: int
+    strict_total: int
+    fill: dict | None
+    capped: bool
+
+
+async def _prepare(cur, request: SearchRequest, repo_id: int) -> _Prepared:
     resolved = await _resolve(cur, request, repo_id)
     normalized = _normalized(request, resolved)
-    filters = _filters(request, normalized)
     lexemes = list(resolved["lexemes"])
-    if request.terms and not lexemes:  # only stop words: nothing can match
-        return Ranked([], False, normalized, 0, 0)
-    searcher = await store.for_connection(cur.connection).fresh(cur.connection, repo_id, resolved)
+    searcher = None
+    if lexemes or not request.terms:  # only stop words: nothing can match
+        indexes = store.for_connection(cur.connection)
+        searcher = await indexes.fresh(cur.connection, repo_id, resolved)
+    return _Prepared(request, repo_id, lexemes, _filters(request, normalized), normalized, searcher)
+
+
+def _walk(prepared: _Prepared) -> _Walked:
+    """The strict conjunction over every match, then (when the page is not full) documents
+    holding enough of the words, each ranked by BM25 over the whole index. Runs in a worker
+    thread: tantivy releases the GIL, so searches use every core."""
+    request, lexemes, filters = prepared.request, prepared.lexemes, prepared.filters
+    searcher = prepared.searcher
+    if searcher is None:
+        return _Walked([], False, 0, 0, None, False)
     strict = query.build(searcher, lexemes, len(lexemes), filters)
     walk = query.ranked(searcher, strict, request.limit, PER_THREAD, newest_first=not lexemes)
     hits = walk.hits
@@ -277,8 +309,13 @@ async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
                 hits = hits + more.hits
                 total = more.total
                 fill = {"minimum": minimum, "of": len(lexemes)}
+    return _Walked(hits, widened, total, strict_total, fill, capped)
+
+
+async def _page_rows(cur, repo_id: int, hits: list, lexemes: list[str]) -> dict[str, dict]:
+    """The page's documents read back (by id), with snippets around the lexemes."""
     if not hits:
-        return Ranked([], widened, normalized, total, strict_total, fill, capped)
+        return {}
     await cur.execute(
         ranking.PAGE,
         {
@@ -290,11 +327,37 @@ async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
             "lead_chars": HUNK_LEAD_CHARS,
         },
     )
-    rows = await cur.fetchall()
-    for row in rows:
+    rows = {}
+    for row in await cur.fetchall():
         row["all_terms"] = int(row["matched_terms"]) >= len(lexemes)
         row["of_terms"] = len(lexemes)
-    return Ranked(rows, widened, normalized, total, strict_total, fill, capped)
+        rows[row["document_id"]] = row
+    return rows
+
+
+def _ranked(prepared: _Prepared, walked: _Walked, rows: dict[str, dict]) -> Ranked:
+    ordered = []
+    for hit in walked.hits:
+        row = rows.get(hit.document_id)
+        if row is not None:  # a document deleted since the index was read is left out
+            ordered.append({**row, "score": hit.score})
+    return Ranked(
+        ordered,
+        walked.widened,
+        prepared.normalized,
+        walked.total,
+        walked.strict_total,
+        walked.fill,
+        walked.capped,
+    )
+
+
+async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
+    """One repository: resolve in SQL, rank in the index, read the page back."""
+    prepared = await _prepare(cur, request, repo_id)
+    walked = await asyncio.to_thread(_walk, prepared)
+    rows = await _page_rows(cur, repo_id, walked.hits, prepared.lexemes)
+    return _ranked(prepared, walked, rows)
 
 
 async def _run(cur, request: SearchRequest) -> Ranked:
@@ -408,15 +471,26 @@ async def _answer(cur, request: SearchRequest) -> dict:
     return _page(request, await _run(cur, request))
 
 
+async def _run_legs(cur, request: SearchRequest, legs: list) -> list[Ranked]:
+    """Every leg in one pass: resolved in turn (one connection), ranked in the index side by
+    side, and every leg's page read back in one query (the legs share the prose's words)."""
+    if request.repo_id is None:  # every repository held: each leg on its own
+        return [await _run(cur, leg) for _, leg in legs]
+    prepared = [await _prepare(cur, leg, request.repo_id) for _, leg in legs]
+    walked = await asyncio.gather(*(asyncio.to_thread(_walk, p) for p in prepared))
+    lexemes = sorted({x for p in prepared for x in p.lexemes})
+    hits = {h.document_id: h for w in walked for h in w.hits}
+    rows = await _page_rows(cur, request.repo_id, list(hits.values()), lexemes)
+    return [_ranked(p, w, rows) for p, w in zip(prepared, walked, strict=True)]
+
+
 async def _expanded(cur, request: SearchRequest) -> dict:
     """Each leg searched on its own, merged by reciprocal rank: a document found by several
     legs rises; the per-thread cap and the page cap apply to the merged list."""
     fused: dict[str, dict] = {}
     report = []
-    for name, leg in await _legs(cur, request):
-        if not leg.terms and not leg.has_signals:
-            continue
-        ranked = await _run(cur, leg)
+    legs = [(n, leg) for n, leg in await _legs(cur, request) if leg.terms or leg.has_signals]
+    for (name, leg), ranked in zip(legs, await _run_legs(cur, request, legs), strict=True):
         rows, widened, normalized = ranked.rows, ranked.widened, ranked.normalized
         report.append(
             {

@@ -87,7 +87,8 @@ def _signal_queries(filters: Filters) -> list[Query]:
     found = []
     if filters.files is not None:
         pairs = [(schema.FILE, f) for f in filters.files]
-        pairs += [(schema.FILE_PATH, t) for f in filters.files for t in schema.tails(f, "/")]
+        # the stored path as one of the caller's proper tails (the whole path is in FILE)
+        pairs += [(schema.FILE_PATH, t) for f in filters.files for t in schema.tails(f, "/")[1:]]
         found.append(_any_term(pairs))
     if filters.errors is not None:
         found.append(_any_term([(schema.ERROR, e) for e in filters.errors]))

@@ -38,7 +38,7 @@ from marts.documents as d
 join marts.threads as t on t.repo_id = d.repo_id and t.number = d.thread_number
 where d.repo_id = %(repo_id)s
     and not d.is_deleted
-    and (%(threads)s::bigint[] is null or d.thread_number = any(%(threads)s))
+    and d.thread_number = any(%(threads)s::bigint[])
 """
 
 # The marts a refresh follows, with the column naming a row's thread.
@@ -75,19 +75,24 @@ CHANGED_THREADS = (
     + "\n) as threads\n"
 )
 
+ALL_THREADS = """
+select array(select number from marts.threads where repo_id = %(repo_id)s order by number)
+    as threads
+"""
+
 # A thread's signals as the index carries them: (thread, kind, value).
 SIGNALS = """
 select thread_number, 'file' as kind, path as value from marts.thread_files
-where repo_id = %(repo_id)s and (%(threads)s::bigint[] is null or thread_number = any(%(threads)s))
+where repo_id = %(repo_id)s and thread_number = any(%(threads)s::bigint[])
 union all
 select thread_number, 'error', normal_form from marts.thread_errors
-where repo_id = %(repo_id)s and (%(threads)s::bigint[] is null or thread_number = any(%(threads)s))
+where repo_id = %(repo_id)s and thread_number = any(%(threads)s::bigint[])
 union all
 select thread_number, 'test', v.value from marts.thread_tests
 cross join lateral (values (test_id), (test_name)) as v (value)
 where repo_id = %(repo_id)s and v.value is not null
-    and (%(threads)s::bigint[] is null or thread_number = any(%(threads)s))
+    and thread_number = any(%(threads)s::bigint[])
 union all
 select thread_number, 'symbol', symbol from marts.thread_symbols
-where repo_id = %(repo_id)s and (%(threads)s::bigint[] is null or thread_number = any(%(threads)s))
+where repo_id = %(repo_id)s and thread_number = any(%(threads)s::bigint[])
 """

@@ -43,6 +43,8 @@ log = logging.getLogger("relore.index")
 
 WRITER_HEAP = 128_000_000
 BATCH = 2000
+# threads read per slice of a build: their signals are held in memory meanwhile
+THREAD_SLICE = 2000
 
 
 def index_root(env=None) -> Path:
@@ -150,7 +152,7 @@ class Refreshed:
     generation: int
 
 
-def _signals(conn, repo_id: int, threads: list[int] | None) -> dict[int, dict[str, set[str]]]:
+def _signals(conn, repo_id: int, threads: list[int]) -> dict[int, dict[str, set[str]]]:
     """Each thread's signals as index terms (schema.signal_terms), read once per pass."""
     found: dict[int, dict[str, set[str]]] = {}
     with conn.cursor(name="relore_index_signals") as cur:
@@ -167,16 +169,23 @@ def _signals(conn, repo_id: int, threads: list[int] | None) -> dict[int, dict[st
 
 
 def _add_rows(conn, writer, repo_id: int, threads: list[int] | None, progress) -> int:
-    signals = _signals(conn, repo_id, threads)
+    """Every live document of ``threads`` (None: of every thread), read a slice of threads
+    at a time so only one slice's signals are held in memory."""
+    if threads is None:
+        found = conn.execute(source.ALL_THREADS, {"repo_id": repo_id}).fetchone()
+        threads = found["threads"]
     written = 0
-    with conn.cursor(name="relore_index_rows") as cur:
-        cur.execute(source.ROWS, {"repo_id": repo_id, "threads": threads})
-        while rows := cur.fetchmany(BATCH):
-            for row in rows:
-                writer.add_document(schema.document(row, signals.get(row["thread_number"])))
-            written += len(rows)
-            if progress:
-                progress(written)
+    for start in range(0, len(threads), THREAD_SLICE):
+        part = threads[start : start + THREAD_SLICE]
+        signals = _signals(conn, repo_id, part)
+        with conn.cursor(name="relore_index_rows") as cur:
+            cur.execute(source.ROWS, {"repo_id": repo_id, "threads": part})
+            while rows := cur.fetchmany(BATCH):
+                for row in rows:
+                    writer.add_document(schema.document(row, signals.get(row["thread_number"])))
+                written += len(rows)
+                if progress:
+                    progress(written)
     return written
 
 
