@@ -235,7 +235,13 @@ def _extract(args, out: TextIO, err: TextIO, env) -> int:
 def _serve(args, env) -> int:
     from relore.operate import database
     from relore.serve.app import run
+    from relore.serve.lexical import results
 
+    try:  # said before listening, not on the first search
+        results.entries_from_env(env)
+    except ValueError as exc:
+        print(f"relored: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     reader = database.serving_reader_url(env)
     run(reader, host=args.host, port=args.port, env=env, trust_network=args.trust_network)
     return EXIT_OK

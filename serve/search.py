@@ -252,6 +252,8 @@ class _Prepared:
     filters: query.Filters
     normalized: dict
     searcher: object | None  # None: nothing can match (only stop words)
+    # what the result depends on besides the request: the index state it is read at
+    state: tuple = ()
 
 
 @dataclass
@@ -272,7 +274,9 @@ async def _prepare(cur, request: SearchRequest, repo_id: int) -> _Prepared:
     if lexemes or not request.terms:  # only stop words: nothing can match
         indexes = store.for_connection(cur.connection)
         searcher = await indexes.fresh(cur.connection, repo_id, resolved)
-    return _Prepared(request, repo_id, lexemes, _filters(request, normalized), normalized, searcher)
+    state = (resolved["database_oid"], store.Marks.of(resolved))
+    filters = _filters(request, normalized)
+    return _Prepared(request, repo_id, lexemes, filters, normalized, searcher, state)
 
 
 def _walk(prepared: _Prepared) -> _Walked:
@@ -352,12 +356,31 @@ def _ranked(prepared: _Prepared, walked: _Walked, rows: dict[str, dict]) -> Rank
     )
 
 
+async def _rank_many(cur, prepared: list[_Prepared]) -> list[Ranked]:
+    """Each prepared request ranked: from the results cache when the same request was
+    answered at the same marks, else walked in the index side by side (worker threads) and
+    read back with one page query per set of lexemes."""
+    results = store.for_connection(cur.connection).results
+    keys = [(p.request, p.repo_id, p.state) for p in prepared]
+    answered: list[Ranked | None] = [results.get(key) for key in keys]
+    missing = [i for i, found in enumerate(answered) if found is None]
+    walked = await asyncio.gather(*(asyncio.to_thread(_walk, prepared[i]) for i in missing))
+    by_lexemes: dict[tuple[int, tuple[str, ...]], list[int]] = {}
+    for i in missing:
+        by_lexemes.setdefault((prepared[i].repo_id, tuple(prepared[i].lexemes)), []).append(i)
+    walk_of = dict(zip(missing, walked, strict=True))
+    for (repo_id, lexemes), group in by_lexemes.items():
+        hits = {h.document_id: h for i in group for h in walk_of[i].hits}
+        rows = await _page_rows(cur, repo_id, list(hits.values()), list(lexemes))
+        for i in group:
+            answered[i] = _ranked(prepared[i], walk_of[i], rows)
+            results.put(keys[i], answered[i])
+    return answered
+
+
 async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
     """One repository: resolve in SQL, rank in the index, read the page back."""
-    prepared = await _prepare(cur, request, repo_id)
-    walked = await asyncio.to_thread(_walk, prepared)
-    rows = await _page_rows(cur, repo_id, walked.hits, prepared.lexemes)
-    return _ranked(prepared, walked, rows)
+    return (await _rank_many(cur, [await _prepare(cur, request, repo_id)]))[0]
 
 
 async def _run(cur, request: SearchRequest) -> Ranked:
@@ -476,12 +499,7 @@ async def _run_legs(cur, request: SearchRequest, legs: list) -> list[Ranked]:
     side, and every leg's page read back in one query (the legs share the prose's words)."""
     if request.repo_id is None:  # every repository held: each leg on its own
         return [await _run(cur, leg) for _, leg in legs]
-    prepared = [await _prepare(cur, leg, request.repo_id) for _, leg in legs]
-    walked = await asyncio.gather(*(asyncio.to_thread(_walk, p) for p in prepared))
-    lexemes = sorted({x for p in prepared for x in p.lexemes})
-    hits = {h.document_id: h for w in walked for h in w.hits}
-    rows = await _page_rows(cur, request.repo_id, list(hits.values()), lexemes)
-    return [_ranked(p, w, rows) for p, w in zip(prepared, walked, strict=True)]
+    return await _rank_many(cur, [await _prepare(cur, leg, request.repo_id) for _, leg in legs])
 
 
 async def _expanded(cur, request: SearchRequest) -> dict:

@@ -37,7 +37,7 @@ from psycopg.rows import dict_row
 
 from relore.contract.places import relore_home
 from relore.serve.errors import Unavailable
-from relore.serve.lexical import schema, source
+from relore.serve.lexical import results, schema, source
 
 log = logging.getLogger("relore.index")
 
@@ -313,6 +313,8 @@ class Indexes:
     def __init__(self, root: Path, key: str, conninfo: str):
         self.root = root / key
         self.conninfo = conninfo
+        # results already ranked, keyed on the marks they were read at (results.py)
+        self.results = results.Results(results.entries_from_env())
         self._readers: dict[int, Reader] = {}
         self._refreshing: dict[int, asyncio.Lock] = {}
 

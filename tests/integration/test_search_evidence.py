@@ -189,6 +189,9 @@ def test_a_small_build_refreshes_only_its_threads_and_the_new_words_are_found(
 ):
     assert _search(world_copy, q="quokka", repo=REPO.full_name)["hits"] == []  # built
     indexes = store.for_connection_url(database.reader_url(world_copy, env={}))
+    hits = indexes.results.hits
+    assert _search(world_copy, q="quokka", repo=REPO.full_name)["hits"] == []
+    assert indexes.results.hits == hits + 1  # the same request at the same marks: cached
     before = store.Current.read(indexes.reader(REPO.repo_id).repo_dir)
     with (
         psycopg.connect(world_copy, autocommit=True) as conn,
