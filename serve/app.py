@@ -259,6 +259,13 @@ DATABASE_DOWN = (
     "the database is unreachable: start it with `relored db start`, or check "
     "RELORE_DATABASE_URL (RELORE_READER_DATABASE_URL) where `relored serve` runs"
 )
+# a mart this daemon reads lacks a column a newer release added: the incremental build stops
+# on on_schema_change='fail' until the model is rebuilt once
+MARTS_OLDER = (
+    "the marts are older than this daemon (a column it reads is missing): run `dbt build`; "
+    "a mart that gained a column needs `dbt build --full-refresh --select <model>` once "
+    "(docs/operations.md, upgrades)"
+)
 POOL_BUSY = "every database connection is busy with other requests: retry in a moment"
 
 
@@ -302,6 +309,8 @@ async def _unavailable_because(request: Request, exc: Exception) -> errors.Unava
     log.warning("database error on %s: %s: %s", request.url.path, type(exc).__name__, exc)
     if isinstance(exc, psycopg.errors.UndefinedTable):
         return errors.Unavailable("the index has not been built: run `dbt build`")
+    if isinstance(exc, psycopg.errors.UndefinedColumn):
+        return errors.Unavailable(MARTS_OLDER)
     if isinstance(exc, psycopg.errors.QueryCanceled):
         return errors.Unavailable("the query took too long and was cancelled")
     if isinstance(exc, psycopg.OperationalError):  # AdminShutdown, a dropped connection

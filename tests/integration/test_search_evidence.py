@@ -229,3 +229,24 @@ def test_a_thread_whose_signals_alone_moved_is_re_read(world_copy):
         )
     page = _search(world_copy, q="", file="solo.py", repo=REPO.full_name)
     assert {h["number"] for h in page["hits"]} == {3}
+
+
+def test_marts_older_than_the_daemon_are_a_503_that_says_how_to_upgrade(world_copy):
+    """A release whose marts gained a column, served before the one full-refresh build: the
+    search says what to run, not a bare database error name."""
+    from starlette.testclient import TestClient
+
+    from relore.contract.version import __version__
+    from relore.serve.app import Settings, create_app
+
+    with psycopg.connect(world_copy, autocommit=True) as conn:
+        conn.execute("alter table marts.thread_files drop column written_at")
+    reader = database.reader_url(world_copy, env={})
+    with TestClient(create_app(Settings(reader)), base_url="http://127.0.0.1") as client:
+        answer = client.get(
+            "/api/v1/search",
+            params={"q": "loader", "repo": REPO.full_name},
+            headers={"x-relore-client": __version__},
+        )
+    assert answer.status_code == 503
+    assert "--full-refresh --select" in answer.json()["error"]
