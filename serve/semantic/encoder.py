@@ -24,14 +24,14 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
 
 import numpy as np
-import safetensors.numpy
+import safetensors
 from threadpoolctl import ThreadpoolController
 from tokenizers import Tokenizer
 
@@ -83,11 +83,13 @@ class Encoder:
         directory = model_dir() if packaged else Path(directory)
         config = json.loads((directory / "config.json").read_text())
         self._shape(config, max_tokens)
-        weights = (directory / "model.safetensors").read_bytes()
+        weights = directory / "model.safetensors"
         tokenizer = (directory / "tokenizer.json").read_bytes()
         settings = {"max_tokens": max_tokens, "pooling": "mean", "normalize": "l2"}
         digest = hashlib.sha256()
-        for part in (weights, tokenizer, json.dumps(settings, sort_keys=True).encode()):
+        with weights.open("rb") as file:
+            digest.update(hashlib.file_digest(file, "sha256").digest())
+        for part in (tokenizer, json.dumps(settings, sort_keys=True).encode()):
             digest.update(hashlib.sha256(part).digest())
         source = f"{DISTRIBUTION}=={metadata.version(DISTRIBUTION)}" if packaged else "local"
         self.name = MODEL_NAME if packaged else (name or directory.name)
@@ -96,7 +98,8 @@ class Encoder:
         self._tokenizer = Tokenizer.from_str(tokenizer.decode())
         self._tokenizer.enable_truncation(max_length=max_tokens)
         self._tokenizer.no_padding()
-        self._load(safetensors.numpy.load(weights))
+        with safetensors.safe_open(weights, framework="np") as tensors:
+            self._load(tensors.get_tensor)  # one tensor in memory at a time besides the kept
         if threads < 1:
             raise ValueError("threads must be at least 1")
         self._threads = threads
@@ -114,19 +117,26 @@ class Encoder:
         self._eps = config["layer_norm_eps"]
         self._depth = config["num_hidden_layers"]
 
-    def _load(self, t: dict[str, np.ndarray]) -> None:
+    def _load(self, tensor: Callable[[str], np.ndarray]) -> None:
+        def t(name: str) -> np.ndarray:
+            return tensor(name).astype(np.float32, copy=False)
+
         def linear(prefix: str, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-            w = t[f"{prefix}.weight"].astype(np.float32) * np.float32(scale)
-            return np.ascontiguousarray(w.T), t[f"{prefix}.bias"].astype(np.float32) * scale
+            weight = t(f"{prefix}.weight")
+            if scale != 1.0:
+                weight = weight * np.float32(scale)
+            return np.ascontiguousarray(weight.T), t(f"{prefix}.bias") * np.float32(scale)
 
         def norm(prefix: str) -> tuple[np.ndarray, np.ndarray]:
-            return t[f"{prefix}.weight"].astype(np.float32), t[f"{prefix}.bias"].astype(np.float32)
+            return t(f"{prefix}.weight"), t(f"{prefix}.bias")
 
         scale = 1.0 / float(np.sqrt(self.dimension // self._heads))
-        self._word = t["embeddings.word_embeddings.weight"].astype(np.float32)
-        self._position = t["embeddings.position_embeddings.weight"].astype(np.float32)
+        self._word = t("embeddings.word_embeddings.weight")
         # every text is one segment: token type 0, folded into the position table
-        self._position = self._position + t["embeddings.token_type_embeddings.weight"][0]
+        self._position = (
+            t("embeddings.position_embeddings.weight")
+            + t("embeddings.token_type_embeddings.weight")[0]
+        )
         self._embed_ln = norm("embeddings.LayerNorm")
         self._layers = []
         for i in range(self._depth):
@@ -224,6 +234,7 @@ class Encoder:
             qkv += layer.qkv_b
             split = qkv.reshape(batch, length, 3, heads, hidden // heads).transpose(2, 0, 3, 1, 4)
             q, k, v = (np.ascontiguousarray(part) for part in split)
+            del qkv, split
             context = np.empty((batch, length, heads, hidden // heads), dtype=np.float32)
             for b in range(batch):  # one text's [heads, length, length] at a time: in cache
                 scores = q[b] @ k[b].transpose(0, 2, 1)
