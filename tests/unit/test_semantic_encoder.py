@@ -227,3 +227,20 @@ print("ok")
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def test_weights_other_than_the_tested_ones_are_served(tmp_path):
+    """A package release whose weights changed (re-cut or compromised) is refused by digest."""
+    import shutil
+
+    copy = tmp_path / "model"
+    shutil.copytree(model_dir(), copy)
+    weights = copy / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF  # one bit of one weight
+    weights.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="not the ones relore was tested with"):
+        Encoder(copy, weights_sha256=encoder_module.WEIGHTS_SHA256)
+    # the packaged model's digest is the pinned one
+    with model_dir().joinpath("model.safetensors").open("rb") as file:
+        assert hashlib.file_digest(file, "sha256").hexdigest() == encoder_module.WEIGHTS_SHA256
