@@ -76,6 +76,7 @@ def search_page(page: dict) -> str:
             f"   {hit['document_kind']} by {_f(hit['author'])} [{hit['trust']}] "
             f"{hit['age']} ({hit['date']})  {hit['url']}"
             + (f"  ({hit['partial']})" if hit.get("partial") else "")
+            + (f"  ({hit['meaning']})" if hit.get("meaning") else "")
         )
         # the daemon already marked every retrieved line with '>'
         lines.extend(_marked(hit.get("snippet"), "   "))
@@ -111,6 +112,17 @@ def status_page(page: dict) -> str:
                     f"{index.get('refreshed_at')})",
                     "behind": "behind the marts (the next search refreshes it; or `relored index`)",
                 }.get(index["state"], "not built (the first search builds it; or `relored index`)")
+            )
+        semantic = repo.get("semantic")
+        if semantic:
+            lines.append(
+                "  semantic tier: "
+                + (
+                    f"on ({semantic['embedded']:,} of {semantic['passages']:,} passages "
+                    f"embedded, last {semantic['embedded_at']})"
+                    if semantic["state"] == "on"
+                    else f"off ({semantic['reason']})"
+                )
             )
         for pass_name, floor in sorted(repo.get("sample_floors", {}).items()):
             lines.append(f"  {pass_name}: sampled from {floor} (nothing older is indexed)")

@@ -13,6 +13,7 @@
 -- depends_on: {{ ref('path_aliases') }}
 -- depends_on: {{ ref('repo_status') }}
 -- depends_on: {{ ref('rules') }}
+-- depends_on: {{ ref('semantic_passages') }}
 -- depends_on: {{ ref('thread_commits') }}
 -- depends_on: {{ ref('thread_errors') }}
 -- depends_on: {{ ref('thread_files') }}

@@ -1,7 +1,7 @@
 -- Every signal row names a thread in threads (no orphan signal rows).
 {%- for model_name in [
     'thread_files', 'thread_symbols', 'thread_commits', 'thread_errors', 'thread_tests',
-    'thread_links',
+    'thread_links', 'semantic_passages',
 ] %}
     select
         '{{ model_name }}' as signal_table,

@@ -116,6 +116,19 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument("--full", action="store_true", help="rebuild from scratch")
     ix.add_argument("--json", action="store_true", help="print the report as JSON")
 
+    em = verbs.add_parser(
+        "embed",
+        help="embed new or changed passages for the semantic tier (after dbt build)",
+        description="Give every passage of marts.semantic_passages a vector under the packaged "
+        "model (all-MiniLM-L6-v2, numpy, offline), keyed by the sha256 of its text: only "
+        "texts never embedded are embedded, in batches committed as they go (a killed run "
+        "goes on where it stopped); vectors no passage references any more are retired. "
+        "Needs pgvector (the embedded server has it) and the semantic extra. Exit status: 0 "
+        "done, 1 failed, 3 the tier cannot run here (and why).",
+    )
+    em.add_argument("--repo", type=_repo_arg, help="owner/name (default: every repository)")
+    em.add_argument("--json", action="store_true", help="print the report as JSON")
+
     srv = verbs.add_parser("serve", help="serve the read API over the marts")
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8080)
@@ -286,6 +299,10 @@ def main(
             from relore.operate import index_cli
 
             return index_cli.run(args.repo, args.full, env, out, err, as_json=args.json)
+        if args.verb == "embed":
+            from relore.operate import embed
+
+            return embed.run(args.repo, env, out, err, as_json=args.json)
         if args.verb == "clone":
             from relore.operate import clone
 

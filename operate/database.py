@@ -18,6 +18,7 @@ extract and dbt use it) and ``relore_reader`` (serve: SELECT on ``marts`` only).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import re
@@ -578,6 +579,14 @@ $adopt$
 """
 
 
+def _create_vector_extension(conn: psycopg.Connection) -> None:
+    """pgvector for the semantic tier, made by the superuser (the extension is not trusted,
+    so the writer cannot). A server build without it leaves the tier off; nothing else
+    depends on it."""
+    with contextlib.suppress(psycopg.errors.UndefinedFile, psycopg.errors.FeatureNotSupported):
+        conn.execute("create extension if not exists vector")
+
+
 def ensure_embedded_database(paths: EmbeddedPaths, name: str = DATABASE_NAME) -> str:
     """The database ``name``, owned by the writer (created, or adopted from the superuser),
     migrated as the writer. Returns the writer's URL for it."""
@@ -589,6 +598,7 @@ def ensure_embedded_database(paths: EmbeddedPaths, name: str = DATABASE_NAME) ->
         conn.execute(
             sql.SQL(_ADOPT).format(writer=sql.Literal(WRITER), superuser=sql.Literal(SUPERUSER))
         )
+        _create_vector_extension(conn)
         if conn.execute("select to_regnamespace('marts') is not null").fetchone()[0]:
             # what the writer creates in marts is readable by the reader (dbt's tables)
             conn.execute(

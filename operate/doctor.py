@@ -621,6 +621,54 @@ def check_authority(conn: psycopg.Connection, repos) -> list[Check]:
     return checks
 
 
+def check_semantic(conn: psycopg.Connection, repos) -> list[Check]:
+    """The semantic tier: off is fine (said, with how to turn it on); on but behind the
+    passages dbt derived is a WARN (questions miss what was not embedded)."""
+    from relore.serve.semantic import store
+
+    name = "semantic tier"
+    if not store.has_vector(conn):
+        return [
+            Check(
+                OK,
+                name,
+                "off: this database has no pgvector (search answers by words only)",
+                "to turn it on, a superuser runs `CREATE EXTENSION vector;`, then `relored embed`",
+            )
+        ]
+    try:
+        from relore.serve.semantic.encoder import Encoder
+    except ImportError as exc:
+        return [
+            Check(
+                OK,
+                name,
+                f"off: the semantic extra is not installed ({exc.name} is missing)",
+                "to turn it on: pip install 'relore[semantic]', then `relored embed`",
+            )
+        ]
+    ready = conn.execute(
+        "select to_regclass('semantic.embeddings') is not null"
+        " and to_regclass('marts.semantic_passages') is not null"
+    ).fetchone()[0]
+    if not ready:
+        return [Check(OK, name, "off: nothing embedded yet", "run `relored embed` after dbt build")]
+    model_key = Encoder().model_key
+    checks = []
+    for repo_id, repo in repos:
+        passages, embedded, _ = conn.execute(
+            store.COVERAGE, {"repo_id": repo_id, "model_key": model_key}
+        ).fetchone()
+        detail = f"{embedded:,} of {passages:,} passages embedded"
+        if embedded < passages:
+            checks.append(
+                Check(WARN, f"{name} {repo}", detail, f"run `relored embed --repo {repo}`")
+            )
+        else:
+            checks.append(Check(OK, f"{name} {repo}", detail))
+    return checks
+
+
 # --- running them ----------------------------------------------------------------------------
 
 
@@ -672,6 +720,7 @@ def run_checks(url: str, env=None) -> list[Check]:
         checks += _guarded("passes", lambda: check_passes(conn, repos))
         checks += _guarded("build", lambda: check_build(conn, repos))
         checks += _guarded("authority", lambda: check_authority(conn, repos))
+        checks += _guarded("semantic tier", lambda: check_semantic(conn, repos))
     return checks
 
 

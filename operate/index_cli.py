@@ -27,16 +27,10 @@ def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json:
     url = database.serving_reader_url(env)
     with psycopg.connect(url, autocommit=True) as conn:
         indexes = store.for_connection(conn, store.index_root(env))
-        if repo:
-            row = conn.execute(repos.FIND, {"repo": repo}).fetchone()
-            if row is None:
-                print(f"relored: {repo} is not indexed here (run dbt build first)", file=err)
-                return EXIT_ERROR
-            targets = [(row[0], repo)]
-        else:
-            targets = conn.execute(
-                "select repo_id, repo from marts.corpus_stats order by repo"
-            ).fetchall()
+        targets = repos.targets(conn, repo)
+        if targets is None:
+            print(f"relored: {repo} is not indexed here (run dbt build first)", file=err)
+            return EXIT_ERROR
     reports = []
     for repo_id, name in targets:
         shown = [time.monotonic()]

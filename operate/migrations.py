@@ -1,6 +1,8 @@
-"""Numbered schema steps for the ``raw`` and ``ops`` schemas, each applied once and recorded.
+"""Numbered schema steps for the ``raw``, ``ops`` and ``semantic`` schemas, each applied once
+and recorded.
 
-extract/ owns these two schemas and nothing else; every derived table belongs to dbt.
+extract/ owns ``raw`` and ``ops``; ``relored embed`` owns ``semantic``; every derived table
+belongs to dbt.
 A step is a function taking a cursor; ``migrate`` applies the ones not yet recorded in
 ``ops.schema_migrations``, each in its own transaction, under an advisory lock so two
 processes starting at once do not race.
@@ -290,6 +292,19 @@ def _step_7_deletion_checks(cur: psycopg.Cursor) -> None:
     )
 
 
+def _step_8_semantic_schema(cur: psycopg.Cursor) -> None:
+    """Where ``relored embed`` keeps vectors, readable by the reader. The table itself needs
+    pgvector's type, so the job creates it once the extension is there (semantic.store)."""
+    cur.execute(
+        f"""
+        create schema if not exists semantic;
+        revoke create on schema semantic from public;
+        grant usage on schema semantic to {READER_ROLE};
+        alter default privileges in schema semantic grant select on tables to {READER_ROLE};
+        """
+    )
+
+
 Step = Callable[[psycopg.Cursor], None]
 STEPS: tuple[tuple[int, str, Step], ...] = (
     (1, "raw and ops schemas", _step_1_raw_and_ops),
@@ -299,6 +314,7 @@ STEPS: tuple[tuple[int, str, Step], ...] = (
     (5, "rule files and operator rule edits", _step_5_rules),
     (6, "working clones and rename pairs", _step_6_clones_and_renames),
     (7, "deletion checks", _step_7_deletion_checks),
+    (8, "semantic schema", _step_8_semantic_schema),
 )
 LATEST = STEPS[-1][0]
 

@@ -37,6 +37,8 @@ KINDS = {
     "carrying enough of them, each hit saying whether it carries every one",
     "trust_lowered": "nothing at the question's trust floor answered: a lower tier is shown",
     "no_matches": "nothing matched (with the filters that zeroed the page)",
+    "semantic": "which tiers answered: hits found by meaning alone, or why a question was "
+    "answered by its words only",
     # thread
     "focus": "how many comments carry a focus word",
     "focus_widened": "no comment carried a focus word: the outline is shown whole",
@@ -104,6 +106,14 @@ def search(page: dict) -> list[dict]:
             f"{'/'.join(lowered['to'])} (each hit names its tier)"
         )
         notices.append(_notice("trust_lowered", "before", text))
+    semantic = (page.get("tiers") or {}).get("semantic") or {}
+    if semantic.get("state") == "answered" and semantic.get("hits_by_meaning_only"):
+        n = semantic["hits_by_meaning_only"]
+        text = f"by words and meaning: {n} hit(s) found by meaning alone (each says how near)"
+        notices.append(_notice("semantic", "before", text, **semantic))
+    elif semantic.get("state") == "off" and semantic.get("route") == "fused":
+        text = f"by words only; the semantic tier is off: {semantic['reason']}"
+        notices.append(_notice("semantic", "before", text, **semantic))
     if not page["hits"]:
         filters = filters_text(page.get("filters", {}))
         text = "no matches" + (f" with filters {filters}" if filters else "")

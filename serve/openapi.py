@@ -131,7 +131,8 @@ def document() -> dict:
         "paths": {
             "/api/v1/search": {
                 "get": {
-                    "summary": "Ranked search: strict conjunction, then a disclosed widening",
+                    "summary": "Ranked search: strict conjunction, then a disclosed widening; a "
+                    "question is also asked in meaning (the semantic tier, when on)",
                     "parameters": [
                         _q(
                             "q",

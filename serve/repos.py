@@ -23,6 +23,17 @@ order by repo_id desc
 limit 1
 """
 
+EVERY = "select repo_id, repo from marts.corpus_stats order by repo"
+
+
+def targets(conn, name: str | None) -> list[tuple[int, str]] | None:
+    """For an operator job (a sync connection): ``[(repo_id, name)]`` of the named
+    repository (None when the index holds nothing for it), else of every one held."""
+    if name is None:
+        return [tuple(row) for row in conn.execute(EVERY).fetchall()]
+    row = conn.execute(FIND, {"repo": name}).fetchone()
+    return None if row is None else [(row[0], name)]
+
 
 async def find(conn: AsyncConnection, name: str) -> int | None:
     """The repository's id, or None when the index holds nothing for it."""

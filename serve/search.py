@@ -27,6 +27,7 @@ from relore.contract.limits import QUESTION_KINDS as KINDS
 from relore.serve import inputs, notices, ranking, repos
 from relore.serve.errors import BadRequest
 from relore.serve.lexical import query, store
+from relore.serve.semantic import fusion
 from relore.serve.terms import MAX_TERMS
 from relore.serve.terms import TERM_RE as _TERM_RE
 from relore.serve.thread import thread_identity
@@ -489,9 +490,20 @@ async def search(conn: AsyncConnection, request: SearchRequest) -> dict:
 
 
 async def _answer(cur, request: SearchRequest) -> dict:
-    if not request.has_signals and looks_like_a_failure(request.text):
-        return await _expanded(cur, request)
-    return _page(request, await _run(cur, request))
+    """The lexical page, then the semantic leg as the query's route asks (semantic.fusion)."""
+    failure = not request.has_signals and looks_like_a_failure(request.text)
+    if failure:
+        page = await _expanded(cur, request)
+    else:
+        page = _page(request, await _run(cur, request))
+    return await fusion.answer(cur, request, page, failure=failure, read=_hits_by_meaning)
+
+
+async def _hits_by_meaning(cur, repo_id: int, wanted: list, lexemes: list[str]) -> dict:
+    """The documents the semantic leg chose, read back and shown as the lexical page shows
+    its own (a snippet around any of the words, else the passage's start)."""
+    rows = await _page_rows(cur, repo_id, wanted, lexemes)
+    return {doc: _hit({**row, "score": row["score"]}) for doc, row in rows.items()}
 
 
 async def _run_legs(cur, request: SearchRequest, legs: list) -> list[Ranked]:

@@ -9,6 +9,7 @@ from relore.contract import stamps
 from relore.contract.version import __version__
 from relore.serve.lexical import store
 from relore.serve.repos import require as require_repo
+from relore.serve.semantic import nearest
 
 # The deletion check's marks are times it ran, not high-water marks of a listing.
 _DELETION_MARKS = ("deletions", "deletions:rotation")
@@ -53,6 +54,7 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
                     "age": stamps.age(row["high_water"]) if row["high_water"] else None,
                 }
             )
+        semantic = {r["repo_id"]: await nearest.state(cur, r["repo_id"]) for r in repos}
     indexes = store.for_connection(conn)
     search_index = {r["repo_id"]: await indexes.state(conn, r["repo_id"]) for r in repos}
     return {
@@ -99,6 +101,7 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
                 ),
                 "deletions": _deletions_checked(marks.get(r["repo_id"], [])),
                 "search_index": search_index[r["repo_id"]],
+                "semantic": semantic[r["repo_id"]],
             }
             for r in repos
         ],

@@ -43,6 +43,7 @@ import build_bench  # noqa: E402
 import corpus_github  # noqa: E402
 import metrics  # noqa: E402
 import psycopg  # noqa: E402
+import semantic as semantic_ranking  # noqa: E402
 
 from relore.contract.version import __version__  # noqa: E402
 from relore.extract.landing import land  # noqa: E402
@@ -50,7 +51,10 @@ from relore.operate import database  # noqa: E402
 from relore.serve.app import Settings, create_app  # noqa: E402
 
 EVAL = HERE / "eval.jsonl"
-SLICES = ("failure", "rationale", "inflight")
+# questions in other words than their thread's, written before any run and frozen
+# (paraphrase_check.py says how)
+PARAPHRASE = HERE / "paraphrase.jsonl"
+SLICES = ("failure", "rationale", "inflight", "paraphrase")
 ROWS = (
     "failure/verbatim",
     "failure/rerun",
@@ -58,6 +62,7 @@ ROWS = (
     "rationale/code",
     "inflight/indexed",
     "inflight/unindexed",
+    "paraphrase/question",
 )
 SYSTEMS = ("grep", "ts_rank", "relore")
 BATCH = 2000
@@ -138,6 +143,8 @@ def relore_variants(item: dict) -> dict[str, tuple[str, dict]]:
                 {"q": f"{item['file']} {item['query']}", "repo": repo},
             ),
         }
+    if item["slice"] == "paraphrase":  # a question, asked as an agent would
+        return {"relore": ("search", {"q": item["query"], "repo": repo})}
     return {"relore": ("inflight", {"repo": repo, "number": item["number"]})}
 
 
@@ -183,7 +190,7 @@ def baseline_query(item: dict) -> str:
     return item["query"]
 
 
-def run_items(url: str, items: list[dict], export_root: Path) -> list[dict]:
+def run_items(url: str, items: list[dict], export_root: Path, semantic=None) -> list[dict]:
     index = baselines.export(url, export_root)
     reader = database.reader_url(url, env={})
     with warnings.catch_warnings():
@@ -214,6 +221,15 @@ def run_items(url: str, items: list[dict], export_root: Path) -> list[dict]:
             answers["ts_rank"] = ([metrics.thread_key(r, n) for r, n, _, _ in ranked], {})
             for name, (route, params) in relore_variants(item).items():
                 answers[name] = ask_relore(client, route, params)
+            if semantic is not None and item["slice"] != "inflight":
+                lexical = metrics.threads_in_order(answers["relore"][0])
+                for unit in semantic.units:
+                    ranked = semantic.rank(unit, item["repo"], item["query"])
+                    answers[f"semantic:{unit}"] = (ranked, {})
+                    answers[f"relore+semantic:{unit}"] = (
+                        semantic_ranking.fuse(lexical, ranked),
+                        {},
+                    )
             systems = {}
             for name, (hits, meta) in answers.items():
                 # a person asking about an issue knows the issue: it is not an answer
@@ -304,7 +320,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--home", default=os.environ.get("RELORE_QUALITY_HOME",
                         "/tmp/relore-quality"), help="embedded Postgres and work files")  # fmt: skip
-    parser.add_argument("--eval", default=str(EVAL))
+    parser.add_argument(
+        "--eval", action="append", help="item files (default eval.jsonl and paraphrase.jsonl)"
+    )
+    parser.add_argument(
+        "--semantic",
+        action="store_true",
+        help="also rank by the encoder (per thread, per document) and fuse with relore by "
+        "reciprocal rank: diagnostic variants, to choose the semantic tier's unit",
+    )
     parser.add_argument("--split", choices=("dev", "test", "all"), default="all")
     parser.add_argument("--slice", choices=SLICES, action="append")
     parser.add_argument("--skip-build", action="store_true", help="score the existing marts")
@@ -326,8 +350,10 @@ def main() -> None:
         search.FILL_SHARE = args.fill_share
     home = Path(args.home)
     home.mkdir(parents=True, exist_ok=True)
-    with open(args.eval, encoding="utf-8") as handle:
-        items = [json.loads(line) for line in handle if line.strip()]
+    items = []
+    for path in args.eval or [str(EVAL), str(PARAPHRASE)]:
+        with open(path, encoding="utf-8") as handle:
+            items += [json.loads(line) for line in handle if line.strip()]
     items = [
         i
         for i in items
@@ -345,7 +371,11 @@ def main() -> None:
             report["build"] = build_bench.dbt_build(url, home)
         report["index"] = index_facts(url)
         start = time.perf_counter()
-        results = run_items(url, items, home / "export")
+        semantic = None
+        if args.semantic:
+            semantic = semantic_ranking.build(url)
+            report["semantic_encode_seconds"] = semantic.seconds
+        results = run_items(url, items, home / "export", semantic)
         report["query_seconds"] = round(time.perf_counter() - start, 1)
     finally:
         if not args.keep:

@@ -320,6 +320,7 @@
         ` ${hit.age} (${hit.date}) `,
         el("a", { href: hit.url, rel: "noopener noreferrer", target: "_blank" }, "on GitHub"),
         hit.partial ? ` (${hit.partial})` : null,
+        hit.meaning ? ` (${hit.meaning})` : null,
       ),
       el("pre", { class: "snippet" }, hit.snippet || ""),
       labelNode(hit, params),

@@ -32,13 +32,15 @@ NOISE = ["Thanks!", "Awesome!", "cc @someone", "it works!", "+1"]
 
 
 def _issue(number: int, title: str, body: str) -> RawObject:
-    payload = gh.issue(
-        REPO.full_name, number=number, issue_id=60_000 + number, title=title, body=body,
-        author=AUTHOR, association="NONE", labels=[], state="open", state_reason=None,
-        locked=False, assignees=[], milestone_obj=None, comments=0, created=T0 + number,
-        updated=T0 + number, closed=None, closed_by=None, reaction_counts={}, pull=None,
-        issue_type=None, sub_issues=(0, 0), parent=None,
-    )  # fmt: skip
+    payload = gh.plain_issue(
+        REPO.full_name,
+        number,
+        title,
+        body,
+        issue_id=60_000 + number,
+        author=AUTHOR,
+        created=T0 + number,
+    )
     return RawObject("issue", payload["id"], number, payload)
 
 

@@ -1,0 +1,179 @@
+"""The semantic leg of a search: the threads whose passages are nearest a question in meaning.
+
+The question is embedded here, in the daemon, by the same encoder that embedded the passages
+(``encoder.Encoder``, numpy, no torch), and pgvector's HNSW index finds the nearest vectors
+of the repository under that model. A vector counts only while a passage of a live thread
+still has its text (the join on ``text_hash``), on the same trust floor and filters as the
+lexical leg. A thread is ranked by its nearest passage, and that passage's document is what
+the page shows of it.
+
+``Off`` says why the tier did not answer (no pgvector, nothing embedded yet, no encoder); the
+search goes on lexically and the page says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from relore.serve.semantic import store
+
+DEPTH = 50  # threads the leg offers the fusion
+CANDIDATES = 200  # nearest passages read to find them (a thread has up to four)
+EF_SEARCH = 200
+
+_STATE = """
+select
+    to_regclass('semantic.embeddings') is not null and to_regclass('semantic.marks') is not null
+        and to_regclass('marts.semantic_passages') is not null as ready
+"""
+
+_NEAREST = """
+with nearest as (
+    select e.text_hash, e.embedding <=> %(query)s::vector as distance
+    from semantic.embeddings as e
+    where e.repo_id = %(repo_id)s and e.model_key = %(model_key)s
+    order by e.embedding <=> %(query)s::vector
+    limit %(candidates)s
+),
+passages as (
+    select
+        p.thread_number, p.document_id, n.distance,
+        row_number() over (partition by p.thread_number order by n.distance, p.passage_index)
+            as nearest_in_thread
+    from nearest as n
+    join marts.semantic_passages as p
+        on p.repo_id = %(repo_id)s and p.text_hash = n.text_hash
+    join marts.threads as t on t.repo_id = p.repo_id and t.number = p.thread_number
+    join marts.documents as d on d.repo_id = p.repo_id and d.document_id = p.document_id
+    where p.trust_tier = any(%(tiers)s::text[])
+        and not t.is_deleted and not d.is_deleted
+        and (%(state)s::text is null or t.state = %(state)s or (%(state)s = 'merged' and t.is_merged))
+        and (%(author)s::text is null or lower(d.author_login) = lower(%(author)s))
+        and (%(since)s::timestamptz is null or d.created_at >= %(since)s)
+)
+select thread_number, document_id, 1 - distance as similarity
+from passages
+where nearest_in_thread = 1
+order by distance, thread_number
+limit %(depth)s
+"""
+
+
+@dataclass(frozen=True)
+class Near:
+    thread_number: int
+    document_id: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class Off:
+    reason: str
+
+
+_encoder = None
+_encoder_error: str | None = None
+_encoder_lock = threading.Lock()
+
+
+def encoder():
+    """The daemon's one encoder, loaded on first use (None, with a reason, when it cannot)."""
+    global _encoder, _encoder_error
+    with _encoder_lock:
+        if _encoder is None and _encoder_error is None:
+            try:
+                from relore.serve.semantic.encoder import Encoder
+
+                _encoder = Encoder()
+            except ImportError as exc:
+                _encoder_error = f"the semantic extra is not installed: {exc.name} is missing"
+            except (OSError, ValueError) as exc:
+                _encoder_error = f"the encoder could not load: {exc}"
+        return _encoder
+
+
+def encoder_error() -> str | None:
+    return _encoder_error
+
+
+async def _ready(cur) -> str | None:
+    """Why the tier cannot answer in this database (None: it can). Asked before the encoder
+    loads, so a database with nothing embedded never loads it."""
+    await cur.execute(store.HAS_VECTOR)
+    if not (await cur.fetchone())["exists"]:
+        return "this database has no pgvector; a superuser runs CREATE EXTENSION vector"
+    await cur.execute(_STATE)
+    if not (await cur.fetchone())["ready"]:
+        return "nothing is embedded yet; run relored embed after dbt build"
+    return None
+
+
+async def mark(cur, repo_id: int) -> object:
+    """When the repository's vectors last changed under the daemon's model (None: never, or
+    the tier is off)."""
+    if await _ready(cur) is not None or encoder() is None:
+        return None
+    await cur.execute(store.MARK, {"repo_id": repo_id, "model_key": encoder().model_key})
+    row = await cur.fetchone()
+    return row["changed_at"] if row else None
+
+
+async def state(cur, repo_id: int) -> dict:
+    """The tier for one repository as ``status`` shows it: on (how much is embedded) or off
+    (and why)."""
+    reason = await _ready(cur)
+    model = encoder() if reason is None else None
+    if reason is None and model is None:
+        reason = encoder_error() or "the encoder is not loaded"
+    if reason is not None:
+        return {"state": "off", "reason": reason}
+    await cur.execute(store.COVERAGE, {"repo_id": repo_id, "model_key": model.model_key})
+    row = await cur.fetchone()
+    return {
+        "state": "on" if row["embedded"] else "off",
+        **({} if row["embedded"] else {"reason": "nothing embedded yet; run relored embed"}),
+        "passages": row["passages"],
+        "embedded": row["embedded"],
+        "embedded_at": row["changed_at"].isoformat() if row["changed_at"] else None,
+        "model": model.model_key,
+    }
+
+
+async def nearest(cur, repo_id: int, text: str, filters: dict) -> list[Near] | Off:
+    """The threads nearest ``text`` in the repository, best first; or why there are none."""
+    reason = await _ready(cur)
+    if reason is not None:
+        return Off(reason)
+    model = encoder()
+    if model is None:
+        return Off(encoder_error() or "the encoder is not loaded")
+    await cur.execute(store.MARK, {"repo_id": repo_id, "model_key": model.model_key})
+    if await cur.fetchone() is None:
+        return Off("nothing is embedded for this repository yet; run relored embed")
+    vector = (await asyncio.to_thread(model.encode, [text]))[0]
+    since = filters.get("since")
+    params = {
+        "query": store.vector_literal(vector),
+        "repo_id": repo_id,
+        "model_key": model.model_key,
+        "candidates": CANDIDATES,
+        "depth": DEPTH,
+        "tiers": list(filters["tiers"]),
+        "state": filters.get("state"),
+        "author": filters.get("author"),
+        "since": datetime.fromisoformat(since).replace(tzinfo=UTC) if since else None,
+    }
+    async with cur.connection.transaction():
+        # the index's candidate list as long as the passages read, and filtered scans go on
+        # past rows another repository or model holds (pgvector's iterative scan)
+        await cur.execute(
+            "select set_config('hnsw.ef_search', %s, true),"
+            " set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+            (str(EF_SEARCH),),
+        )
+        await cur.execute(_NEAREST, params)
+        rows = await cur.fetchall()
+    return [Near(r["thread_number"], r["document_id"], float(r["similarity"])) for r in rows]

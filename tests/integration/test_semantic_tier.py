@@ -1,0 +1,196 @@
+"""The semantic tier end to end: dbt derives the passages, ``relored embed`` keys a vector by
+the hash of the text it embedded, and a question in other words finds its thread through the
+real service. Landed by the real writer, built by dbt, on a copy of the session's world."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import psycopg
+import pytest
+from fixtures import corpus_payloads as gh
+from fixtures import world as worlds
+from fixtures.reads import search as _search
+from psycopg import sql
+
+from relore.client import render
+from relore.extract.landing import RawObject, Repo, land
+from relore.operate import cli as relored
+from relore.serve.semantic.encoder import Encoder
+
+REPO = Repo(4343, "acme/meaning")
+OWNER = gh.user("acme", 9100, "Organization")
+AUTHOR = gh.user("reporter", 9101)
+T0 = 1_700_000_000
+
+TOPICS = {
+    1: ("Deadlock in the worker pool", "The pool hangs for ever: worker A holds the lock that "
+        "worker B needs while B holds the one A needs, so neither can proceed."),
+    2: ("Typo in the installation guide", "The README spells 'dependency' as 'dependancy' in "
+        "the setup section."),
+    3: ("Dark theme colours unreadable", "With the dark theme enabled, grey labels on the "
+        "charcoal background have almost no contrast."),
+    4: ("Image loader uses too much RAM", "Loading a folder of large PNG files grows resident "
+        "memory until the kernel kills the process."),
+    5: ("Support Python 3.13", "Please publish wheels built for the newest interpreter."),
+}  # fmt: skip
+# none of the deadlock thread's words (nor their stems): only meaning connects them
+QUESTION = (
+    "my program freezes and never finishes because a pair of background jobs block one another"
+)
+
+
+def _issue(number: int, title: str, body: str) -> RawObject:
+    payload = gh.plain_issue(
+        REPO.full_name,
+        number,
+        title,
+        body,
+        issue_id=70_000 + number,
+        author=AUTHOR,
+        created=T0 + number,
+    )
+    return RawObject("issue", payload["id"], number, payload)
+
+
+def _land(url: str, objects: list[RawObject]) -> int:
+    with psycopg.connect(url, autocommit=True) as conn, conn.transaction(), conn.cursor() as cur:
+        return land(cur, REPO, "test", objects)
+
+
+def _land_world(landing: worlds.Landing) -> None:
+    repository = gh.repository(REPO.full_name, REPO.repo_id, OWNER, T0, T0, len(TOPICS))
+    _land(landing.url, [RawObject("repository", REPO.repo_id, None, repository)])
+    _land(landing.url, [_issue(n, *topic) for n, topic in TOPICS.items()])
+
+
+WORLD_PART = worlds.Part(REPO.full_name, land=_land_world)
+
+
+@pytest.fixture(scope="module")
+def copy(world_copy, tmp_path_factory):
+    return world_copy, tmp_path_factory.mktemp("dbt")
+
+
+def _embed(url: str, *argv: str) -> tuple[int, dict | str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    env = {"RELORE_DATABASE_URL": url}
+    code = relored.main(["embed", "--repo", REPO.full_name, *argv], env=env, out=out, err=err)
+    if "--json" in argv and code == 0:
+        return code, json.loads(out.getvalue())["repos"][0], err.getvalue()
+    return code, out.getvalue(), err.getvalue()
+
+
+def _vectors(url: str) -> dict[str, tuple[str, str]]:
+    """text_hash -> (the row's version, its vector as text)."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "select text_hash, xmin::text, embedding::text from semantic.embeddings"
+            " where repo_id = %s",
+            (REPO.repo_id,),
+        ).fetchall()
+    return {h: (x, v) for h, x, v in rows}
+
+
+def _passages(url: str) -> dict[int, tuple[str, str]]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "select thread_number, text_hash, passage_text from marts.semantic_passages"
+            " where repo_id = %s",
+            (REPO.repo_id,),
+        ).fetchall()
+    return {n: (h, t) for n, h, t in rows}
+
+
+def test_embed_writes_one_vector_per_passage_and_nothing_on_a_second_run(copy):
+    url, _ = copy
+    code, first, err = _embed(url, "--json")
+    assert code == 0, err
+    passages = _passages(url)
+    assert set(passages) == set(TOPICS)
+    assert first["embedded"] == len(passages) == first["vectors"]
+    before = _vectors(url)
+    assert set(before) == {h for h, _ in passages.values()}
+    with psycopg.connect(url) as conn:
+        mark = conn.execute("select changed_at from semantic.marks").fetchall()
+    code, second, err = _embed(url, "--json")
+    assert code == 0, err
+    assert (second["embedded"], second["retired"]) == (0, 0)
+    assert _vectors(url) == before, "a no-op run rewrote vectors"
+    with psycopg.connect(url) as conn:
+        assert conn.execute("select changed_at from semantic.marks").fetchall() == mark
+
+
+def test_the_daemon_embeds_a_text_as_the_job_stored_it(copy):
+    url, _ = copy
+    _embed(url)
+    text_hash, text = _passages(url)[1]
+    stored = np.array(json.loads(_vectors(url)[text_hash][1]), dtype=np.float32)
+    alone = Encoder().encode([text])[0]
+    # the job embeds in padded batches, the daemon one text at a time: the same vector up to
+    # float32 rounding (a different model or setting would be off by far more)
+    assert np.abs(alone - stored).max() < 1e-5
+    assert float(alone @ stored) > 0.99999
+
+
+def test_a_question_in_none_of_the_threads_words_finds_it_by_meaning(copy):
+    url, _ = copy
+    _embed(url)
+    page = _search(url, q=QUESTION, repo=REPO.full_name)
+    assert page["tiers"]["semantic"]["state"] == "answered"
+    top = page["hits"][0]
+    assert (top["number"], top["matched_by"]) == (1, ["meaning"])
+    assert top["similarity"] > max(h["similarity"] for h in page["hits"][1:])
+    # the hit shows the passage it was found by, and says how near it is
+    assert "worker A holds the lock" in top["snippet"]
+    text = render.search_page(page)
+    assert "found by meaning, similarity" in text and "by words and meaning" in text
+
+
+def test_a_pasted_error_is_answered_by_its_words_without_meaning(copy):
+    url, _ = copy
+    _embed(url)
+    page = _search(url, q="RuntimeError: the worker pool hangs for ever", repo=REPO.full_name)
+    assert page["hits"] and all(h.get("matched_by", ["words"]) == ["words"] for h in page["hits"])
+    assert page["tiers"]["semantic"] == {
+        "state": "not asked",
+        "route": "lexical-first",
+        "reason": "the words answered",
+    }
+
+
+def test_a_changed_text_is_embedded_again_and_its_old_vector_never_served(copy, run_dbt):
+    url, build = copy
+    _embed(url)
+    old_hash, _ = _passages(url)[1]
+    _land(url, [_issue(1, "Colour picker crashes", "Choosing a custom hue closes the app.")])
+    run_dbt(url, build, "build")
+    new_hash, _ = _passages(url)[1]
+    assert new_hash != old_hash
+    # built, not yet embedded: the old vector no longer joins a passage, so it is not served
+    page = _search(url, q=QUESTION, repo=REPO.full_name)
+    assert 1 not in {h["number"] for h in page["hits"] if "meaning" in h["matched_by"]}
+    code, report, err = _embed(url, "--json")
+    assert code == 0, err
+    assert (report["embedded"], report["retired"]) == (1, 1)
+    held = _vectors(url)
+    assert new_hash in held and old_hash not in held
+
+
+def test_without_pgvector_the_search_answers_by_words_and_embed_says_why(copy, pg_cluster):
+    url, _ = copy
+    name = psycopg.conninfo.conninfo_to_dict(url)["dbname"]
+    with psycopg.connect(pg_cluster.url(database=name), autocommit=True) as conn:
+        conn.execute(sql.SQL("drop extension vector cascade"))
+    page = _search(url, q=QUESTION, repo=REPO.full_name)
+    assert page["tiers"]["semantic"]["state"] == "off"
+    assert "pgvector" in page["tiers"]["semantic"]["reason"]
+    assert (
+        "by words only; the semantic tier is off: this database has no pgvector"
+        in render.search_page(page)
+    )
+    code, _, err = _embed(url)
+    assert code == 3
+    assert "CREATE EXTENSION vector" in err
