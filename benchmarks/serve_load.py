@@ -119,6 +119,11 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         if len(tracebacks) < VARIANTS:
             tracebacks.append(text[:1500])
     questions = [" ".join(middle[i * 4 : i * 4 + 2 + i % 5]) for i in range(VARIANTS)]
+    # asked as a person asks: 3+ words and no filter, so the semantic tier is fused in
+    sentences = [
+        f"why does the {middle[i]} {middle[i + 1]} stop working after {middle[i + 2]}"
+        for i in range(VARIANTS)
+    ]
     search = "/api/v1/search"
 
     def asked(**each) -> list[dict]:
@@ -130,6 +135,7 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         "rare word": (search, asked(q=rare)),
         "frequent word": (search, asked(q=frequent)),
         "question (2-6 words)": (search, asked(q=questions)),
+        "question as a sentence (fused)": (search, asked(q=sentences)),
         "--error + frequent word": (search, asked(q=frequent, error=errors)),
         "--file + frequent word": (search, asked(q=frequent, file=files)),
         "--file (median file) + frequent word": (search, asked(q=frequent, file=typical_files)),
@@ -283,6 +289,9 @@ def main() -> None:
     )
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--cold-runs", type=int, default=10)
+    parser.add_argument(
+        "--cases", help="only the cases whose name holds this text (and no cold start)"
+    )
     # the load process's own arguments
     parser.add_argument("--client", choices=("http", "sql"))
     parser.add_argument("--path")
@@ -316,6 +325,8 @@ def main() -> None:
             "variants_per_case": VARIANTS,
         }
         for name, (path, asked) in cases(args.url, args.repo).items():
+            if args.cases and args.cases not in name:
+                continue
             for level in levels:
                 run = argparse.Namespace(**{**vars(args), "concurrency": level})
                 http = _load("http", path, asked, run, base, reader)
@@ -327,7 +338,8 @@ def main() -> None:
                     "throughput_ratio": round(http["req_per_s"] / sql["req_per_s"], 2),
                 }
                 print(f"{name} x{level}: service {http} direct {sql}", file=sys.stderr)
-        report["cold_start"] = _cold_start(env, args.repo, args.cold_runs)
+        if not args.cases:
+            report["cold_start"] = _cold_start(env, args.repo, args.cold_runs)
         print(json.dumps(report, indent=2))
     finally:
         server.terminate()

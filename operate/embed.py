@@ -173,7 +173,7 @@ def embed_repo(conn: psycopg.Connection, encoder, repo: str, repo_id: int, progr
     return Report(repo, repo_id, embedded, retired, vectors, round(time.monotonic() - start, 2))
 
 
-def _load_encoder():
+def load_encoder():
     try:
         from relore.serve.semantic.encoder import Encoder
     except ImportError as exc:
@@ -191,7 +191,7 @@ def run(repo: str | None, env, out: TextIO, err: TextIO, *, as_json: bool) -> in
     reports = []
     try:
         with psycopg.connect(url, autocommit=True) as conn:
-            encoder = _load_encoder()
+            encoder = load_encoder()
             ensure_store(conn, encoder.dimension)
             targets = repos.targets(conn, repo)
             if targets is None:

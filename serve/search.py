@@ -69,6 +69,9 @@ class SearchRequest:
     floor: tuple[str, ...] = ()
     # set only for a traceback's signal legs: fill from documents holding this many words
     least: int | None = None
+    # set only for a question the semantic leg is fused with: fill from documents holding
+    # this share of the words (semantic.fusion.QUESTION_FILL_SHARE) instead of FILL_SHARE
+    fill_share: float | None = None
 
     @property
     def has_signals(self) -> bool:
@@ -190,8 +193,8 @@ class Ranked(NamedTuple):
 FILL_SHARE = 0.5
 
 
-def fill_minimum(n_lexemes: int) -> int:
-    return max(1, math.ceil(n_lexemes * FILL_SHARE))
+def fill_minimum(n_lexemes: int, share: float | None = None) -> int:
+    return max(1, math.ceil(n_lexemes * (FILL_SHARE if share is None else share)))
 
 
 def _filters(request: SearchRequest, normalized: dict) -> query.Filters:
@@ -294,7 +297,7 @@ def _walk(prepared: _Prepared) -> _Walked:
     strict_total = total = walk.total
     widened, fill, capped = False, None, walk.capped
     if len(hits) < request.limit and len(lexemes) > 1:
-        minimum = request.least or fill_minimum(len(lexemes))
+        minimum = request.least or fill_minimum(len(lexemes), request.fill_share)
         if minimum < len(lexemes):
             wide = query.build(searcher, lexemes, minimum, filters)
             taken: dict[int, int] = {}
@@ -495,7 +498,7 @@ async def _answer(cur, request: SearchRequest) -> dict:
     if failure:
         page = await _expanded(cur, request)
     else:
-        page = _page(request, await _run(cur, request))
+        page = _page(request, await _run(cur, fusion.lexical_request(request)))
     return await fusion.answer(cur, request, page, failure=failure, read=_hits_by_meaning)
 
 

@@ -11,9 +11,11 @@ item of eval.jsonl is asked of:
 
 * ``grep`` and ``websearch_to_tsquery`` + ``ts_rank`` over the same documents (baselines.py);
 * ``relore``, the real service in process (create_app on the reader role, starlette's
-  TestClient): ``/api/v1/search`` with ``kind=failure`` for a pasted error,
-  ``kind=rationale&file=PATH`` for a file and its concept words, ``/api/v1/inflight`` for
-  an issue. Diagnostic variants (``relore:…``) change one thing each, to locate misses.
+  TestClient), with the semantic tier on (``relored embed`` runs after the build unless
+  ``--no-embed``): ``/api/v1/search`` with ``kind=failure`` for a pasted error,
+  ``kind=rationale&file=PATH`` for a file and its concept words, the bare question for a
+  paraphrase, ``/api/v1/inflight`` for an issue. Diagnostic variants (``relore:…``) change
+  one thing each, to locate misses; ``relore:lexical`` is the same request with the tier off.
 
 Every system is scored on one page (10 hits, 3 per thread) reduced to threads (metrics.py),
 items scoped to their repository; relore's hits are also scored as slots (the wasted share:
@@ -49,6 +51,7 @@ from relore.contract.version import __version__  # noqa: E402
 from relore.extract.landing import land  # noqa: E402
 from relore.operate import database  # noqa: E402
 from relore.serve.app import Settings, create_app  # noqa: E402
+from relore.serve.semantic import fusion  # noqa: E402
 
 EVAL = HERE / "eval.jsonl"
 # questions in other words than their thread's, written before any run and frozen
@@ -221,6 +224,13 @@ def run_items(url: str, items: list[dict], export_root: Path, semantic=None) -> 
             answers["ts_rank"] = ([metrics.thread_key(r, n) for r, n, _, _ in ranked], {})
             for name, (route, params) in relore_variants(item).items():
                 answers[name] = ask_relore(client, route, params)
+            if item["slice"] != "inflight":  # the same request with the semantic tier off
+                route, params = relore_variants(item)["relore"]
+                fusion.ENABLED = False
+                try:
+                    answers["relore:lexical"] = ask_relore(client, route, params)
+                finally:
+                    fusion.ENABLED = True
             if semantic is not None and item["slice"] != "inflight":
                 lexical = metrics.threads_in_order(answers["relore"][0])
                 for unit in semantic.units:
@@ -246,6 +256,21 @@ def run_items(url: str, items: list[dict], export_root: Path, semantic=None) -> 
             results.append({"id": item["id"], "row": row, "split": item["split"], "item": item,
                             "systems": systems})  # fmt: skip
     return results
+
+
+def embed_corpus(url: str) -> dict:
+    """``relored embed`` over every repository (a no-op when nothing changed since)."""
+    from relore.operate import embed
+    from relore.serve import repos
+
+    start = time.perf_counter()
+    encoder = embed.load_encoder()
+    embedded = 0
+    with psycopg.connect(url, autocommit=True) as conn:
+        embed.ensure_store(conn, encoder.dimension)
+        for repo_id, name in repos.targets(conn, None):
+            embedded += embed.embed_repo(conn, encoder, name, repo_id).embedded
+    return {"embedded": embedded, "seconds": round(time.perf_counter() - start, 1)}
 
 
 def lexemes(conn, text: str) -> set[str]:
@@ -333,6 +358,12 @@ def main() -> None:
     parser.add_argument("--slice", choices=SLICES, action="append")
     parser.add_argument("--skip-build", action="store_true", help="score the existing marts")
     parser.add_argument("--keep", action="store_true", help="leave the Postgres running")
+    parser.add_argument(
+        "--no-embed",
+        action="store_true",
+        help="do not run relored embed after the build (relore then answers by words only "
+        "unless an earlier run embedded)",
+    )
     parser.add_argument("--misses", action="store_true", help="list relore's misses")
     parser.add_argument("--variants", action="store_true", help="print the diagnostic table")
     parser.add_argument("--out", default=None, help="per-query JSON (default HOME/quality.json)")
@@ -343,7 +374,16 @@ def main() -> None:
         help="search.FILL_SHARE for this run (the share of a query's lexemes a filled hit "
         "holds; 1 turns the fill off): to choose the rule by measurement",
     )
+    parser.add_argument(
+        "--question-fill-share",
+        type=float,
+        default=None,
+        help="semantic.fusion.QUESTION_FILL_SHARE for this run: the fill share of a question's "
+        "lexical leg when meaning is fused with it",
+    )
     args = parser.parse_args()
+    if args.question_fill_share is not None:
+        fusion.QUESTION_FILL_SHARE = args.question_fill_share
     if args.fill_share is not None:
         from relore.serve import search
 
@@ -362,7 +402,12 @@ def main() -> None:
     ]
     paths = database.EmbeddedPaths(home / "pg")
     url = database.start_embedded(paths)
-    report: dict = {"code": code_state(), "eval": str(args.eval), "fill_share": args.fill_share}
+    report: dict = {
+        "code": code_state(),
+        "eval": str(args.eval),
+        "fill_share": args.fill_share,
+        "question_fill_share": args.question_fill_share,
+    }
     try:
         if not args.skip_build:
             start = time.perf_counter()
@@ -370,6 +415,8 @@ def main() -> None:
             report["landed"]["seconds"] = round(time.perf_counter() - start, 1)
             report["build"] = build_bench.dbt_build(url, home)
         report["index"] = index_facts(url)
+        if not args.no_embed:
+            report["embed"] = embed_corpus(url)
         start = time.perf_counter()
         semantic = None
         if args.semantic:

@@ -6,8 +6,9 @@ query is ranked against them by cosine, per repository. Two units:
 
 * ``thread``: one text per thread, its title and opening post (what the encoder's 256-token
   window holds of it);
-* ``passage``: the title before each of the opening post's first PASSAGES chunks (documents'
-  own 1,500-character chunks), a thread ranked by its best passage: the tier's unit;
+* ``passage``: the tier's own unit, read from ``marts.semantic_passages`` (the title before
+  each of the opening post's first pieces of about 1,000 characters), a thread ranked by its
+  best passage;
 * ``document``: every live document on its own, after its thread's title, a thread ranked by
   its best document.
 
@@ -25,7 +26,12 @@ import psycopg
 
 RRF_K = 60
 DEPTH = 50  # threads a semantic ranking offers the page and the fusion
-PASSAGES = 4
+PASSAGES = """
+select c.repo, p.thread_number, p.passage_text
+from marts.semantic_passages as p
+join marts.corpus_stats as c on c.repo_id = p.repo_id
+order by c.repo, p.thread_number, p.passage_index
+"""
 
 TEXTS = """
 select d.repo, d.thread_number, d.document_id, d.document_kind, d.chunk_index,
@@ -75,14 +81,15 @@ def build(url: str) -> Semantic:
     encoder = Encoder()
     with psycopg.connect(url) as conn:
         rows = conn.execute(TEXTS).fetchall()
+        passages = [
+            (metrics.thread_key(repo, number), repo.lower(), text)
+            for repo, number, text in conn.execute(PASSAGES).fetchall()
+        ]
     seconds = {}
     threads: dict = {}
-    passages = []
-    for repo, number, _, kind, chunk, titled, text in rows:
+    for repo, number, _, kind, chunk, _, text in rows:
         if kind == "opening_post" and chunk == 0:
             threads[metrics.thread_key(repo, number)] = (repo.lower(), text)
-        if kind == "opening_post" and chunk < PASSAGES:
-            passages.append((metrics.thread_key(repo, number), repo.lower(), titled))
     units = {}
     start = time.perf_counter()
     keys = list(threads)

@@ -46,6 +46,9 @@ step "dbt build"
 dbt build --quiet --log-path "$LOG/dbt-logs" >"$LOG/dbt.out" 2>&1 || { cat "$LOG/dbt.out"; fail "dbt build failed"; }
 echo "dbt build: ok (log in $LOG/dbt-logs/dbt.log)"
 
+step "relored embed (the semantic tier: a vector per opening-post passage)"
+relored embed
+
 step "relored serve on 127.0.0.1:$PORT"
 if [ -f "$RELORE_HOME/serve.pid" ] && kill -0 "$(cat "$RELORE_HOME/serve.pid")" 2>/dev/null; then
     old=$(cat "$RELORE_HOME/serve.pid")   # the previous demo's daemon
@@ -76,6 +79,10 @@ done
 
 step "relore search \"AttributeError\" --repo $REPO --limit 3"
 relore search "AttributeError" --repo "$REPO" --limit 3
+
+QUESTION="my app keeps eating more RAM the longer its reused sockets stay open"
+step "relore search \"$QUESTION\" --repo $REPO --limit 3   (in other words than the threads')"
+relore search "$QUESTION" --repo "$REPO" --limit 3
 
 step "relore status"
 relore status

@@ -17,11 +17,17 @@ by meaning carries its similarity.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 
 from relore.serve.semantic import nearest
 
+# RELORE_SEMANTIC=off: a daemon that never asks the semantic leg (and says so on its pages)
+ENABLED = os.environ.get("RELORE_SEMANTIC", "on").strip().lower() != "off"
 QUESTION_TERMS = 3
+# the lexical leg of a fused question is filled from documents holding this share of its
+# words (FILL_SHARE elsewhere): meaning re-ranks them, so a looser leg offers RRF more
+QUESTION_FILL_SHARE: float | None = None
 RRF_K = 60
 FLOOR = 0.35  # cosine similarity below which a lexical-first page is not filled by meaning
 
@@ -34,6 +40,8 @@ class Route:
 
 
 def route(request, *, failure: bool) -> Route:
+    if not ENABLED:
+        return Route(False, "turned off on this daemon (RELORE_SEMANTIC=off)")
     if request.repo_id is None:
         return Route(False, "asked in every repository: meaning is searched within one (--repo)")
     if request.has_signals:
@@ -43,6 +51,13 @@ def route(request, *, failure: bool) -> Route:
     if len(request.terms) < QUESTION_TERMS:
         return Route(False, None)
     return Route(True)
+
+
+def lexical_request(request):
+    """The request the lexical page is asked: a fused question's with its own fill share."""
+    if QUESTION_FILL_SHARE is None or not route(request, failure=False).fused:
+        return request
+    return replace(request, fill_share=QUESTION_FILL_SHARE)
 
 
 @dataclass(frozen=True)
