@@ -29,7 +29,7 @@ QUESTION_TERMS = 3
 # words (FILL_SHARE elsewhere): meaning re-ranks them, so a looser leg offers RRF more
 QUESTION_FILL_SHARE: float | None = None
 RRF_K = 60
-FLOOR = 0.35  # cosine similarity below which a lexical-first page is not filled by meaning
+FLOOR = 0.3  # cosine similarity below which a lexical-first page is not filled by meaning
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,10 @@ async def answer(cur, request, page: dict, *, failure: bool, read) -> dict:
         if chosen.fused:
             hit["score"] = round(scores[hit["number"]], 4)
         hits.append(hit)
-    page.update(hits=hits, returned=len(hits))
+    # the page drew on the words' matches and the threads only meaning found
+    worded = {h["number"] for h in page["hits"]}
+    only_meaning = sum(1 for n in found if n.thread_number not in worded)
+    page.update(hits=hits, returned=len(hits), total=page["total"] + only_meaning)
     by_meaning = sum(1 for h in hits if h["matched_by"] == ["meaning"])
     return said("answered", threads=len(found), hits_by_meaning_only=by_meaning)
 
