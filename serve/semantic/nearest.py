@@ -14,6 +14,7 @@ search goes on lexically and the page says so.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -99,6 +100,12 @@ def encoder_error() -> str | None:
     return _encoder_error
 
 
+@functools.lru_cache(maxsize=1024)
+def _query_vector(text: str):
+    """A question's vector (a question asked again is not embedded again: ~8 ms each)."""
+    return encoder().encode([text])[0]
+
+
 async def _ready(cur) -> str | None:
     """Why the tier cannot answer in this database (None: it can). Asked before the encoder
     loads, so a database with nothing embedded never loads it."""
@@ -153,7 +160,7 @@ async def nearest(cur, repo_id: int, text: str, filters: dict) -> list[Near] | O
     await cur.execute(store.MARK, {"repo_id": repo_id, "model_key": model.model_key})
     if await cur.fetchone() is None:
         return Off("nothing is embedded for this repository yet; run relored embed")
-    vector = (await asyncio.to_thread(model.encode, [text]))[0]
+    vector = await asyncio.to_thread(_query_vector, text)
     since = filters.get("since")
     params = {
         "query": store.vector_literal(vector),

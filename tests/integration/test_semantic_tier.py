@@ -20,7 +20,7 @@ from relore.extract.landing import RawObject, Repo, land
 from relore.operate import cli as relored
 from relore.serve.semantic.encoder import Encoder
 
-REPO = Repo(4343, "acme/meaning")
+REPO = Repo(4747, "acme/meaning")
 OWNER = gh.user("acme", 9100, "Organization")
 AUTHOR = gh.user("reporter", 9101)
 T0 = 1_700_000_000
@@ -48,7 +48,7 @@ def _issue(number: int, title: str, body: str) -> RawObject:
         number,
         title,
         body,
-        issue_id=70_000 + number,
+        issue_id=90_000 + number,
         author=AUTHOR,
         created=T0 + number,
     )
