@@ -129,7 +129,8 @@ def test_waiting_for_a_git_slot_counts_against_the_deadline(clone):
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        # a process exiting while its stat is read answers ESRCH, not ENOENT
         return False
     return state != "Z"
 
