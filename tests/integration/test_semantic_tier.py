@@ -18,6 +18,7 @@ from psycopg import sql
 from relore.client import render
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import cli as relored
+from relore.operate import embed
 from relore.serve.semantic.encoder import Encoder
 
 REPO = Repo(4747, "acme/meaning")
@@ -179,6 +180,33 @@ def test_a_changed_text_is_embedded_again_and_its_old_vector_never_served(copy, 
     assert (report["embedded"], report["retired"]) == (1, 1)
     held = _vectors(url)
     assert new_hash in held and old_hash not in held
+
+
+def test_an_embed_killed_midway_keeps_its_batches_and_the_next_run_repeats_none(
+    copy, monkeypatch: pytest.MonkeyPatch
+):
+    url, _ = copy
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("delete from semantic.embeddings where repo_id = %s", (REPO.repo_id,))
+    monkeypatch.setattr(embed, "BATCH", 2)
+    real = Encoder()
+
+    class KilledAtTheSecondBatch:
+        model_key, dimension, calls = real.model_key, real.dimension, 0
+
+        def encode(self, texts):
+            self.calls += 1
+            if self.calls == 2:
+                raise KeyboardInterrupt
+            return real.encode(texts)
+
+    with psycopg.connect(url, autocommit=True) as conn, pytest.raises(KeyboardInterrupt):
+        embed.embed_repo(conn, KilledAtTheSecondBatch(), REPO.full_name, REPO.repo_id)
+    assert len(_vectors(url)) == 2, "the first batch was committed"
+    code, report, err = _embed(url, "--json")
+    assert code == 0, err
+    assert report["embedded"] == len(_passages(url)) - 2
+    assert set(_vectors(url)) == {h for h, _ in _passages(url).values()}
 
 
 def test_without_pgvector_the_search_answers_by_words_and_embed_says_why(copy, pg_cluster):
