@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,8 +23,8 @@ from datetime import UTC, datetime
 from relore.serve.semantic import store
 
 DEPTH = 50  # threads the leg offers the fusion
-CANDIDATES = 200  # nearest passages read to find them (a thread has up to four)
-EF_SEARCH = 200
+CANDIDATES = 100  # nearest passages read to find them (a thread has 1.3 on average)
+EF_SEARCH = 100
 
 _STATE = """
 select
@@ -31,6 +32,9 @@ select
         and to_regclass('marts.semantic_passages') is not null as ready
 """
 
+# The nearest passages, then each thread's nearest. A passage exists only for a live
+# document of a live thread (the build removes the rest with them), so threads and
+# documents are read only to apply a filter the caller named.
 _NEAREST = """
 with nearest as (
     select e.text_hash, e.embedding <=> %(query)s::vector as distance
@@ -47,20 +51,29 @@ passages as (
     from nearest as n
     join marts.semantic_passages as p
         on p.repo_id = %(repo_id)s and p.text_hash = n.text_hash
-    join marts.threads as t on t.repo_id = p.repo_id and t.number = p.thread_number
-    join marts.documents as d on d.repo_id = p.repo_id and d.document_id = p.document_id
     where p.trust_tier = any(%(tiers)s::text[])
-        and not t.is_deleted and not d.is_deleted
-        and (%(state)s::text is null or t.state = %(state)s or (%(state)s = 'merged' and t.is_merged))
-        and (%(author)s::text is null or lower(d.author_login) = lower(%(author)s))
-        and (%(since)s::timestamptz is null or d.created_at >= %(since)s)
 )
-select thread_number, document_id, 1 - distance as similarity
-from passages
-where nearest_in_thread = 1
-order by distance, thread_number
+select p.thread_number, p.document_id, 1 - p.distance as similarity
+from passages as p
+{filtered}
+where p.nearest_in_thread = 1 {filters}
+order by p.distance, p.thread_number
 limit %(depth)s
 """
+_FILTERED = (
+    "join marts.threads as t on t.repo_id = %(repo_id)s and t.number = p.thread_number\n"
+    "join marts.documents as d on d.repo_id = %(repo_id)s and d.document_id = p.document_id"
+)
+_FILTERS = {
+    "state": "and (t.state = %(state)s or (%(state)s = 'merged' and t.is_merged))",
+    "author": "and lower(d.author_login) = lower(%(author)s)",
+    "since": "and d.created_at >= %(since)s",
+}
+
+
+def _nearest_sql(filters: dict) -> str:
+    named = [clause for name, clause in _FILTERS.items() if filters.get(name)]
+    return _NEAREST.format(filtered=_FILTERED if named else "", filters=" ".join(named))
 
 
 @dataclass(frozen=True)
@@ -100,7 +113,16 @@ def encoder_error() -> str | None:
     return _encoder_error
 
 
-@functools.lru_cache(maxsize=1024)
+def _cache_size() -> int:
+    """As many query vectors as RELORE_SEARCH_CACHE keeps results (0: none; relored serve
+    refuses a value that is not a count)."""
+    try:
+        return max(0, int(os.environ.get("RELORE_SEARCH_CACHE", "1024")))
+    except ValueError:
+        return 1024
+
+
+@functools.lru_cache(maxsize=_cache_size())
 def _query_vector(text: str):
     """A question's vector (a question asked again is not embedded again: ~8 ms each)."""
     return encoder().encode([text])[0]
@@ -181,6 +203,6 @@ async def nearest(cur, repo_id: int, text: str, filters: dict) -> list[Near] | O
             " set_config('hnsw.iterative_scan', 'relaxed_order', true)",
             (str(EF_SEARCH),),
         )
-        await cur.execute(_NEAREST, params)
+        await cur.execute(_nearest_sql(filters), params)
         rows = await cur.fetchall()
     return [Near(r["thread_number"], r["document_id"], float(r["similarity"])) for r in rows]
