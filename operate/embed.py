@@ -45,7 +45,7 @@ create table if not exists semantic.embeddings (
 -- the nearest vectors by cosine distance, approximately, at any size
 create index if not exists embeddings_nearest
     on semantic.embeddings using hnsw (embedding vector_cosine_ops);
--- when a repository's vectors last changed: the service's cached pages depend on it
+-- when a repository's vectors last changed (status shows it; none: nothing embedded yet)
 create table if not exists semantic.marks (
     repo_id    bigint      not null,
     model_key  text        not null,

@@ -506,7 +506,7 @@ async def _hits_by_meaning(cur, repo_id: int, wanted: list, lexemes: list[str]) 
     """The documents the semantic leg chose, read back and shown as the lexical page shows
     its own (a snippet around any of the words, else the passage's start)."""
     rows = await _page_rows(cur, repo_id, wanted, lexemes)
-    return {doc: _hit({**row, "score": row["score"]}) for doc, row in rows.items()}
+    return {doc: _hit(row) for doc, row in rows.items()}
 
 
 async def _run_legs(cur, request: SearchRequest, legs: list) -> list[Ranked]:

@@ -26,8 +26,10 @@ DEPTH = 50  # threads the leg offers the fusion
 CANDIDATES = 100  # nearest passages read to find them (a thread has 1.3 on average)
 EF_SEARCH = 100
 
+# pgvector, and the tables the tier reads, in one round trip
 _STATE = """
 select
+    exists (select 1 from pg_extension where extname = 'vector') as has_vector,
     to_regclass('semantic.embeddings') is not null and to_regclass('semantic.marks') is not null
         and to_regclass('marts.semantic_passages') is not null as ready
 """
@@ -131,23 +133,13 @@ def _query_vector(text: str):
 async def _ready(cur) -> str | None:
     """Why the tier cannot answer in this database (None: it can). Asked before the encoder
     loads, so a database with nothing embedded never loads it."""
-    await cur.execute(store.HAS_VECTOR)
-    if not (await cur.fetchone())["exists"]:
-        return "this database has no pgvector; a superuser runs CREATE EXTENSION vector"
     await cur.execute(_STATE)
-    if not (await cur.fetchone())["ready"]:
+    found = await cur.fetchone()
+    if not found["has_vector"]:
+        return "this database has no pgvector; a superuser runs CREATE EXTENSION vector"
+    if not found["ready"]:
         return "nothing is embedded yet; run relored embed after dbt build"
     return None
-
-
-async def mark(cur, repo_id: int) -> object:
-    """When the repository's vectors last changed under the daemon's model (None: never, or
-    the tier is off)."""
-    if await _ready(cur) is not None or encoder() is None:
-        return None
-    await cur.execute(store.MARK, {"repo_id": repo_id, "model_key": encoder().model_key})
-    row = await cur.fetchone()
-    return row["changed_at"] if row else None
 
 
 async def state(cur, repo_id: int) -> dict:

@@ -10,14 +10,6 @@ from __future__ import annotations
 
 HAS_VECTOR = "select exists (select 1 from pg_extension where extname = 'vector')"
 
-# The tier's state for one repository and model, in one round trip: the passages the marts
-# hold, the vectors that join them, and when the vectors last changed.
-STATE = """
-select
-    to_regclass('semantic.embeddings') is not null as has_store,
-    to_regclass('marts.semantic_passages') is not null as has_passages
-"""
-
 COVERAGE = """
 select
     (select count(distinct p.text_hash) from marts.semantic_passages as p
