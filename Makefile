@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# the tools benchmarks compare against, each in a venv of its own (never relore's)
+PEERS  := .venv-peers
+PEERS_STAMP := $(PEERS)/.installed-stamp
 SQL    := models macros data-tests snapshots
 
 .PHONY: install lint format test demo clean
@@ -12,7 +15,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[all]'
 	touch $(STAMP)
 
-install: $(STAMP)
+$(PEERS_STAMP):
+	$(PYTHON) -m venv $(PEERS)
+	$(PEERS)/bin/python -m pip install --quiet --disable-pip-version-check github-to-sqlite==2.9.1
+	touch $(PEERS_STAMP)
+
+install: $(STAMP) $(PEERS_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
@@ -26,7 +34,7 @@ format: $(STAMP)
 	$(BIN)/sqlfluff fix $(SQL)
 
 # Lint first, then pytest last so the run ends on pytest's summary line.
-test: lint
+test: lint $(PEERS_STAMP)
 	$(BIN)/python -m pytest
 
 demo: $(STAMP)

@@ -25,6 +25,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+import provenance  # noqa: E402
 from fixtures import corpus  # noqa: E402
 
 from relore.extract.landing import RawObject, Repo, land  # noqa: E402
@@ -198,8 +199,10 @@ def main() -> None:
         report["index_noop"] = index_refresh(url, work, repo.repo_id)
         report["index_rebuild"] = index_refresh(url, work, repo.repo_id, full=True)
         report["sizes"] = sizes(url, args.threads)
-        if args.keep:
+        if args.keep:  # stop it: RELORE_HOME=<work>/pg relored db stop
             report["database_url"] = url
+            report["work"] = str(work)
+        report["measured_at"] = provenance.facts()
         print(json.dumps(report, indent=2))
     finally:
         if not args.keep:

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import provenance
+
 RELORE = str(Path(sys.executable).with_name("relore"))
 
 
@@ -48,6 +50,7 @@ def main() -> None:
         "defs": [RELORE, "defs", args.name, "--path", args.path, "--json"],
         "refs": [RELORE, "refs", args.name, "--path", args.path, "--json"],
     }
+    print(provenance.line())
     print(f"tree={args.path} name={args.name}")
     print(f"grep -rn {args.name} --include=*.py: {grep_s:.2f} s, {grep_lines} lines")
     try:

@@ -15,6 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import provenance
 import psycopg
 
 from relore.extract import runner
@@ -91,6 +92,7 @@ def main() -> None:
         finally:
             database.stop_embedded(paths)
     scale = 1000 / args.threads
+    print(provenance.line())
     print(f"{args.threads} threads ({len(world.pull_numbers())} PRs), {args.deletions} deletions")
     print("| run | requests | rate-limited | per 1,000 threads | written | tombstones | detail |")
     print("|---|---:|---:|---:|---:|---:|---|")

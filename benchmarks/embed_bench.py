@@ -39,6 +39,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+import provenance
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -357,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
                 row["documents"] = throughput(embed, docs, args.repeat)
             report[name] = row
     report["load_average_after"] = os.getloadavg()
+    report["measured_at"] = provenance.facts()
     print(json.dumps(report, indent=1))
     return 0
 

@@ -33,6 +33,7 @@ import time
 import uuid
 from pathlib import Path
 
+import provenance
 import psycopg
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -422,7 +423,7 @@ def redact_all(conn, texts: list[str]) -> list[str]:
 def run(conn, args) -> None:
     texts = corpus_texts(args.corpus)
     timing = time_scan(conn, [t for _, t in texts], args.timing_texts, args.runs)
-    print(json.dumps({"timing": timing}))
+    print(json.dumps({"timing": timing, "measured_at": provenance.facts()}))
     if args.timing_only:
         return
 
@@ -459,6 +460,7 @@ def run(conn, args) -> None:
         "changed_texts": len(changes),
         "changed_threads": len(threads),
         "timing": timing,
+        "measured_at": provenance.facts(),
     }
     print(json.dumps(figures, indent=2))
 

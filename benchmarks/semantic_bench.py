@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import build_bench  # noqa: E402
+import provenance  # noqa: E402
 
 from relore.extract.landing import RawObject, Repo, land  # noqa: E402
 from relore.operate import embed  # noqa: E402
@@ -140,6 +141,7 @@ def main() -> None:
         report["changed_build"] = build_bench.dbt_build(args.url, Path(work))
     with psycopg.connect(args.url, autocommit=True) as conn:
         report["changed_embed"] = _run(conn, encoder, repo, repo_id)
+    report["measured_at"] = provenance.facts()
     print(json.dumps(report, indent=2))
 
 

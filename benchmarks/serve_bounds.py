@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import provenance
 from starlette.testclient import TestClient
 
 from relore.contract.version import __version__
@@ -96,6 +97,7 @@ def main() -> None:
             }
         finally:
             database.stop_embedded(paths)
+    report["measured_at"] = provenance.facts()
     print(json.dumps(report, indent=2))
 
 

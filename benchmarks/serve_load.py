@@ -28,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+import provenance
 import psycopg
 
 from relore.contract.version import __version__
@@ -340,6 +341,7 @@ def main() -> None:
                 print(f"{name} x{level}: service {http} direct {sql}", file=sys.stderr)
         if not args.cases:
             report["cold_start"] = _cold_start(env, args.repo, args.cold_runs)
+        report["measured_at"] = provenance.facts()
         print(json.dumps(report, indent=2))
     finally:
         server.terminate()

@@ -30,6 +30,7 @@ so one thread never feeds both halves. relore may be tuned on ``dev`` only.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import re
@@ -398,15 +399,18 @@ def build(threads: list[dict]) -> list[dict]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT, help="where the items go")
+    out = parser.parse_args().out
     threads = load_threads()
     items = build(threads)
-    with open(OUT, "w", encoding="utf-8") as handle:
+    with open(out, "w", encoding="utf-8") as handle:
         for item in items:
             handle.write(json.dumps(item, ensure_ascii=False, sort_keys=False) + "\n")
     counts: dict[tuple[str, str], int] = defaultdict(int)
     for item in items:
         counts[(f"{item['slice']}/{item['form']}", item["split"])] += 1
-    print(f"{len(items)} items from {CORPUS} -> {OUT}")
+    print(f"{len(items)} items from {CORPUS} -> {out}")
     for (name, split), n in sorted(counts.items()):
         print(f"  {name:20s} {split:5s} {n}")
 

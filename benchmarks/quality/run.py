@@ -25,10 +25,8 @@ hits whose shown text holds no content word of the query; and hits per page). Pe
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import subprocess
 import sys
 import time
 import warnings
@@ -44,6 +42,7 @@ import baselines  # noqa: E402
 import build_bench  # noqa: E402
 import corpus_github  # noqa: E402
 import metrics  # noqa: E402
+import provenance  # noqa: E402
 import psycopg  # noqa: E402
 import semantic as semantic_ranking  # noqa: E402
 
@@ -71,9 +70,10 @@ SYSTEMS = ("grep", "ts_rank", "relore")
 BATCH = 2000
 
 
-def land_corpus(url: str) -> dict:
-    """Every corpus thread through the real landing writer (a no-op when already landed)."""
-    threads = corpus_github.load_threads()
+def land_corpus(url: str, repo: str | None = None) -> dict:
+    """Every corpus thread (of ``repo`` only, when given) through the real landing writer (a
+    no-op when already landed)."""
+    threads = [t for t in corpus_github.load_threads() if repo in (None, t["repo"])]
     written = 0
     with psycopg.connect(url, autocommit=True) as conn:
         for repo, objects in corpus_github.corpus_objects(threads):
@@ -96,24 +96,6 @@ def index_facts(url: str) -> dict:
         "threads": threads,
         "documents_by_trust": dict(sorted(docs)),
         "documents_by_kind": dict(sorted(kinds)),
-    }
-
-
-def code_state() -> dict:
-    """Which ranking code produced the figures (the tree may hold uncommitted work)."""
-
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-        return done.stdout.strip()
-
-    files = sorted((ROOT / "serve").glob("*.py"))
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return {
-        "head": git("rev-parse", "--short", "HEAD"),
-        "uncommitted": git("status", "--short", "--", "serve", "models", "macros").splitlines(),
-        "serve_sha256": digest.hexdigest()[:16],
     }
 
 
@@ -356,6 +338,10 @@ def main() -> None:
     )
     parser.add_argument("--split", choices=("dev", "test", "all"), default="all")
     parser.add_argument("--slice", choices=SLICES, action="append")
+    parser.add_argument("--repo", help="one repository's threads and items only")
+    parser.add_argument(
+        "--sample", type=int, help="the first N items of each slice (a quick run, not a figure)"
+    )
     parser.add_argument("--skip-build", action="store_true", help="score the existing marts")
     parser.add_argument("--keep", action="store_true", help="leave the Postgres running")
     parser.add_argument(
@@ -399,11 +385,20 @@ def main() -> None:
         for i in items
         if (args.split == "all" or i["split"] == args.split)
         and (not args.slice or i["slice"] in args.slice)
+        and args.repo in (None, i["repo"])
     ]
+    if args.sample:
+        kept: dict[str, int] = defaultdict(int)
+        sampled = []
+        for item in items:
+            kept[item["slice"]] += 1
+            if kept[item["slice"]] <= args.sample:
+                sampled.append(item)
+        items = sampled
     paths = database.EmbeddedPaths(home / "pg")
     url = database.start_embedded(paths)
     report: dict = {
-        "code": code_state(),
+        "measured_at": provenance.facts(),
         "eval": str(args.eval),
         "fill_share": args.fill_share,
         "question_fill_share": args.question_fill_share,
@@ -411,7 +406,7 @@ def main() -> None:
     try:
         if not args.skip_build:
             start = time.perf_counter()
-            report["landed"] = land_corpus(url)
+            report["landed"] = land_corpus(url, args.repo)
             report["landed"]["seconds"] = round(time.perf_counter() - start, 1)
             report["build"] = build_bench.dbt_build(url, home)
         report["index"] = index_facts(url)

@@ -1,0 +1,247 @@
+"""Every benchmark runs, at its smallest sizes, and prints its figures (#19).
+
+A figure in benchmarks/README.md is a promise that the command beside it still runs on main.
+Each script in ``benchmarks/`` is run here as a user runs it (a child process of this venv's
+Python, its own embedded Postgres where it starts one), at toy sizes that take seconds; the
+run fails when a script exits non-zero, prints no figures, or prints no ``measured at``
+stamp. ``semantic_bench.py`` and ``serve_load.py`` need a built database: they run over the
+one ``build_bench.py --keep`` leaves, as the README chains them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from relore.operate import database
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+PEER_PYTHON = ROOT / ".venv-peers" / "bin" / "python"
+
+pytestmark = pytest.mark.slow
+
+
+def json_objects(text: str) -> list[dict]:
+    """Every top-level JSON object printed, in order (scripts mix lines and indented JSON)."""
+    decoder, found, at = json.JSONDecoder(), [], 0
+    while (start := text.find("{", at)) != -1:
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            at = start + 1
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        at = end
+    return found
+
+
+def numbers(value) -> list[float]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int | float):
+        return [float(value)]
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in numbers(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in numbers(v)]
+    return []
+
+
+def last_json(out: str) -> dict:
+    objects = json_objects(out)
+    assert objects, f"no JSON figures printed:\n{out[-2000:]}"
+    return objects[-1]
+
+
+# -- what each script's figures must show ------------------------------------------------
+
+
+def corpus_scale_figures(out: str, _: Path) -> None:
+    assert re.search(r"threads=50 comments=\d+ generate_s=[\d.]+", out), out
+
+
+def code_lens_figures(out: str, _: Path) -> None:
+    for verb in ("map", "defs", "refs"):
+        assert re.search(rf"^{verb}: cold [\d.]+ s .*cached [\d.]+ s", out, re.M), out
+
+
+def rules_figures(out: str, _: Path) -> None:
+    for split in ("all", "dev", "held-out"):
+        assert re.search(rf"^tagged \[{split}\]: 121 rules, \d+ tasks; recall 0\.\d\d", out, re.M)
+
+
+def embed_figures(out: str, _: Path) -> None:
+    report = last_json(out)
+    assert report["measured_at"]["commit"]
+    assert [n for n in numbers({k: v for k, v in report.items() if k != "measured_at"}) if n > 0]
+
+
+def deletion_figures(out: str, _: Path) -> None:
+    assert re.search(r"^\| idle poll \| \d+ \| \d+ \|", out, re.M), out
+    assert re.search(r"^\| poll 1 after 2 deletions \| \d+ \| \d+ \| .* \| 2 \|", out, re.M), out
+
+
+def bounds_figures(out: str, _: Path) -> None:
+    report = last_json(out)
+    cases = {k: v for k, v in report.items() if isinstance(v, dict) and "median_s" in v}
+    assert cases, report
+    for name, case in cases.items():
+        assert case["median_s"] > 0 and case["said"], (name, case)
+
+
+def redaction_figures(out: str, tmp: Path) -> None:
+    report = last_json(out)
+    assert report["planted"] > 0 and report["recall"] > 0, report
+    assert (tmp / "report.md").read_text().startswith("# Redaction benchmark report")
+
+
+def quality_figures(out: str, _: Path) -> None:
+    for row in ("failure/verbatim", "rationale/words", "paraphrase/question"):
+        assert re.search(rf"^{re.escape(row)}\s+\w+\s+\d+\s+[\d.]+", out, re.M), (row, out)
+    assert '"measured_at"' in out
+
+
+def paraphrase_check_figures(out: str, _: Path) -> None:
+    assert out.strip().splitlines()[-1] == "OK", out
+
+
+def eval_rebuilt_identical(out: str, tmp: Path) -> None:
+    rebuilt = (tmp / "eval.jsonl").read_bytes()
+    assert rebuilt == (BENCHMARKS / "quality" / "eval.jsonl").read_bytes(), (
+        "build_eval.py no longer rebuilds the checked-in eval.jsonl"
+    )
+    assert re.search(r"^\d+ items from ", out, re.M)
+
+
+def extract_figures(out: str, _: Path) -> None:
+    rows = {row["tool"]: row for row in json_objects(out) if "tool" in row}
+    assert rows["relore (first walk)"]["payloads"] > 0, rows
+    assert rows["relore (idle poll)"]["written"] == 0, rows
+
+
+def why_figures(out: str, _: Path) -> None:
+    assert "measured at" in out or '"measured_at"' in out, out
+
+
+def stamp_printed(out: str, _: Path) -> None:
+    assert re.search(r"^measured at \w+", out, re.M), out
+
+
+TOY: dict[str, tuple[list[str], Callable[[str, Path], None]]] = {
+    "benchmarks/provenance.py": ([], stamp_printed),
+    "benchmarks/corpus_scale.py": (
+        ["--threads", "50", "--comments-per-thread", "3"],
+        corpus_scale_figures,
+    ),
+    "benchmarks/code_lens.py": (
+        ["--path", str(ROOT / "serve"), "--name", "search"],
+        code_lens_figures,
+    ),
+    "benchmarks/rules_bench.py": ([], rules_figures),
+    "benchmarks/embed_bench.py": (
+        ["--queries", "5", "--docs", "4", "--repeat", "1", "--only", "latency"],
+        embed_figures,
+    ),
+    "benchmarks/deletion_cost.py": (["--threads", "20", "--deletions", "2"], deletion_figures),
+    "benchmarks/serve_bounds.py": (["--requests", "2", "--concurrency", "2"], bounds_figures),
+    "benchmarks/redaction_bench.py": (
+        ["--timing-texts", "50", "--runs", "1", "--report", "{tmp}/report.md"],
+        redaction_figures,
+    ),
+    "benchmarks/quality/run.py": (
+        ["--home", "{tmp}/quality", "--repo", "huggingface/peft", "--sample", "2"],
+        quality_figures,
+    ),
+    "benchmarks/quality/paraphrase_check.py": (["--quiet"], paraphrase_check_figures),
+    "benchmarks/quality/build_eval.py": (["--out", "{tmp}/eval.jsonl"], eval_rebuilt_identical),
+    "benchmarks/extract_bench.py": (["--threads", "30"], extract_figures),
+    "benchmarks/why_bench.py": (["--commits", "30", "--runs", "1"], why_figures),
+}
+# run over the database build_bench.py --keep leaves (test_benchmarks_over_a_kept_build)
+CHAINED = ("benchmarks/build_bench.py", "benchmarks/semantic_bench.py", "benchmarks/serve_load.py")
+
+
+def run(script: str, args: list[str], tmp: Path, timeout: float = 900) -> str:
+    argv = [sys.executable, str(ROOT / script), *(a.replace("{tmp}", str(tmp)) for a in args)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    for name in ("RELORE_DATABASE_URL", "RELORE_READER_DATABASE_URL", "RELORE_HOME"):
+        env.pop(name, None)  # each benchmark starts or is given its own database
+    done = subprocess.run(
+        argv, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert done.returncode == 0, (
+        f"{script} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
+    return done.stdout
+
+
+def scripts_with_a_main() -> set[str]:
+    return {
+        str(path.relative_to(ROOT))
+        for path in BENCHMARKS.rglob("*.py")
+        if 'if __name__ == "__main__":' in path.read_text()
+    }
+
+
+def test_every_benchmark_script_has_a_toy_run():
+    untested = scripts_with_a_main() - set(TOY) - set(CHAINED)
+    assert not untested, f"benchmarks without a toy run here: {sorted(untested)}"
+
+
+def test_every_benchmark_command_in_the_readme_names_a_script_that_exists():
+    readme = (BENCHMARKS / "README.md").read_text()
+    named = set(re.findall(r"benchmarks/[\w/]+\.py", readme))
+    missing = sorted(n for n in named if not (ROOT / n).exists())
+    assert not missing, f"benchmarks/README.md runs scripts that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("script", sorted(TOY))
+def test_benchmark_runs_at_toy_scale_and_prints_figures(script, tmp_path):
+    args, check = TOY[script]
+    out = run(script, args, tmp_path)
+    check(out, tmp_path)
+
+
+def test_benchmarks_over_a_kept_build(tmp_path):
+    out = run(
+        "benchmarks/build_bench.py",
+        ["--threads", "30", "--comments-per-thread", "3", "--keep"],
+        tmp_path,
+    )
+    build = last_json(out)
+    try:
+        assert build["measured_at"]["commit"]
+        assert build["noop_build"]["mart_rows_written"] == 0, build["noop_build"]
+        assert build["incremental_build"]["mart_rows_written"] > 0, build["incremental_build"]
+        url = build["database_url"]
+        semantic = last_json(
+            run("benchmarks/semantic_bench.py", ["--url", url, "--repo", "acme/widgets"], tmp_path)
+        )
+        assert semantic["measured_at"]["commit"]
+        assert semantic["noop"]["embedded"] == 0, semantic
+        assert semantic["changed_embed"]["embedded"] > 0, semantic
+        brief = "--seconds 0.5 --concurrency 1 --cold-runs 1".split()
+        load = last_json(
+            run(
+                "benchmarks/serve_load.py",
+                ["--url", url, "--repo", "acme/widgets", *brief],
+                tmp_path,
+            )
+        )
+        cases = {k: v for k, v in load.items() if isinstance(v, dict) and "1 client(s)" in v}
+        assert len(cases) >= 5, load
+        for name, levels in cases.items():
+            for side in ("service", "direct"):
+                figures = levels["1 client(s)"][side]
+                assert figures["requests"] > 0 and figures["errors"] == 0, (name, side, figures)
+    finally:
+        database.stop_embedded(database.EmbeddedPaths(Path(build["work"]) / "pg"))
