@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import build_bench  # noqa: E402
+import provenance  # noqa: E402
 from fixtures.corpus import generate  # noqa: E402
 
 from relore.operate import database  # noqa: E402
@@ -74,14 +75,6 @@ if profile_to:
 else:
     cli(sys.argv[1:])
 """
-
-
-def commit() -> str:
-    """The commit measured at, "dirty" when the tree holds uncommitted changes."""
-    git = ["git", "-C", str(ROOT)]
-    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    status = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
-    return head.stdout.strip() + (" dirty" if status.stdout.strip() else "")
 
 
 def used(base_url: str) -> int:
@@ -289,14 +282,12 @@ def main() -> None:
         json.dumps(
             {
                 "run": "extract_bench",
-                "commit": commit(),
+                "measured_at": provenance.facts(),
                 "threads": args.threads,
                 "issues": issues,
                 "issue_comments": comments,
                 "comment_cap": COMMENT_CAP,
                 "max_page": args.max_page,
-                "cores": os.cpu_count(),
-                "load_average": [round(x, 1) for x in os.getloadavg()],
             }
         ),
         flush=True,
