@@ -85,7 +85,9 @@ def search_page(page: dict) -> str:
 
 
 def status_page(page: dict) -> str:
-    lines = [f"relore {page['version']} on {page['engine']}: {page['total']} repositories"]
+    lines = [
+        f"relore {page['version']} on {page['engine']}: {_plural(page['total'], 'repository')}"
+    ]
     for repo in page["repos"]:
         trust = repo["trust"]
         lines.append(
@@ -209,7 +211,12 @@ def rules_page(page: dict) -> str:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+    """``1 file``, ``2 files``; a word ending in a consonant and y takes -ies."""
+    if n == 1:
+        return f"{n} {word}"
+    if word.endswith("y") and word[-2:-1] not in tuple("aeiou"):
+        return f"{n} {word[:-1]}ies"
+    return f"{n} {word}s"
 
 
 def _files_line(files: dict) -> str:
@@ -376,7 +383,14 @@ def thread_page(page: dict) -> str:
                 f"[{row['id']}] {_f(row['author'])} [{row['trust']}] {row['date']} {_f(row['line'])}"
             )
     else:
-        count = f"comments: {page['returned']} of {page['total']} ({page.get('selection', '')})"
+        if "opening_post" in page:  # a thread's first page leads with what the thread is
+            whole = page.get("opening_post_chars")
+            cut = f" (cut: {whole} chars; whole with --full)" if whole else ""
+            lines.append(f"opening post{cut}:")
+            lines.extend(sanitize.quoted_lines(page["opening_post"] or ">"))
+            lines.append("")
+        selection = f" ({page['selection']})" if page.get("selection") else ""
+        count = f"comments: {page['returned']} of {page['total']}{selection}"
         lines.append(_qualified(count, page, "count"))
         lines.extend(_notices(page, "before"))
         for comment in page.get("comments", []):
@@ -386,20 +400,33 @@ def thread_page(page: dict) -> str:
     return "\n".join(lines)
 
 
+INFLIGHT_CLAIMS = {
+    "open": "open: someone is on it",
+    "merged": "merged",
+    "abandoned": "abandoned: closed without merging (tried before; read why)",
+}
+
+
 def inflight_page(page: dict) -> str:
     head = page["thread"]
     if head.get("indexed") is False:
         lines = [_qualified(f"{head['repo']}#{head['number']}", page, "title")]
     else:
         lines = [_titled(_thread_head(head), page)]
-    count = f"pull requests claiming to close it: {page['returned']}"
-    lines.append(_qualified(count, page, "count"))
+    total = page.get("total", page["returned"])
+    shown = f"{page['returned']} of {total}" if total != page["returned"] else f"{total}"
+    lines.append(_qualified(f"pull requests claiming to close it: {shown}", page, "count"))
     # the page's list is indented under its count line: so are the notices about it
     lines.extend("  " + text for text in _notices(page, "before"))
+    claim = None
     for pr in page["pulls"]:
+        if pr.get("claim") != claim:
+            claim = pr.get("claim")
+            lines.append(f"  {INFLIGHT_CLAIMS.get(claim, claim)} ({page['claims'][claim]}):")
         lines.append(
-            f"  {pr['repo']}#{pr['number']} {pr['state']} by {_f(pr['author'])} "
-            f"[{pr['trust'] or '?'}] {pr['age']} ({pr['date']}) — {_f(pr['title'])}  {pr['url']}"
+            f"    {pr['repo']}#{pr['number']} {pr['state']}, opened by {_f(pr['author'])} "
+            f"[{pr['trust'] or '?'}], updated {pr['age']} ({pr['date']}) — {_f(pr['title'])}  "
+            f"{pr['url']}"
         )
     lines.extend("  " + text for text in _notices(page, "after"))
     return "\n".join(lines)

@@ -12,6 +12,7 @@
 -- depends_on: {{ ref('pass_checkpoints') }}
 -- depends_on: {{ ref('path_aliases') }}
 -- depends_on: {{ ref('repo_status') }}
+-- depends_on: {{ ref('repository_files') }}
 -- depends_on: {{ ref('rules') }}
 -- depends_on: {{ ref('semantic_passages') }}
 -- depends_on: {{ ref('thread_commits') }}

@@ -119,6 +119,7 @@ class GitHubClient:
         }
         if token:
             headers["authorization"] = f"Bearer {token}"
+        self.authenticated = bool(token)
         # RELORE_GITHUB_ATTEMPTS / RELORE_GITHUB_BACKOFF: tries per request and the first
         # backoff in seconds (doubling, jittered, at most 60 s)
         self.max_attempts = max_attempts or int(env.get("RELORE_GITHUB_ATTEMPTS") or 6)

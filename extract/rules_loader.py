@@ -74,8 +74,9 @@ def _created(value, where: str) -> str | None:
     raise RulesFileError(f"{where}: created must be a date like 2025-01-31")
 
 
-def parse_rules(data) -> list[dict]:
-    """Validate and normalise parsed YAML into the rules that will be landed."""
+def parse_rules(data, lines: list[int] | None = None) -> list[dict]:
+    """Validate and normalise parsed YAML into the rules that will be landed; ``lines``, when
+    known, is each rule's first line in the file (named in an error)."""
     if isinstance(data, dict) and set(data) == {"rules"}:
         data = data["rules"]
     if not isinstance(data, list):
@@ -84,7 +85,7 @@ def parse_rules(data) -> list[dict]:
         raise RulesFileError(f"{len(data)} rules; at most {MAX_RULES} per repository")
     rules, seen = [], set()
     for n, item in enumerate(data, 1):
-        where = f"rule {n}"
+        where = f"rule {n}" + (f" (line {lines[n - 1]})" if lines and n <= len(lines) else "")
         if not isinstance(item, dict):
             raise RulesFileError(f"{where}: expected a mapping with title, text and scope")
         unknown = set(item) - _KEYS
@@ -134,19 +135,35 @@ def parse_rules(data) -> list[dict]:
     return rules
 
 
+FORMAT_DOC = "docs/rules.md"
+
+
+def _rule_lines(node) -> list[int]:
+    """Each rule's first line (1-based) from the composed YAML: a list, or {rules: list}."""
+    import yaml
+
+    if isinstance(node, yaml.MappingNode) and len(node.value) == 1:
+        node = node.value[0][1]
+    if isinstance(node, yaml.SequenceNode):
+        return [item.start_mark.line + 1 for item in node.value]
+    return []
+
+
 def read_rules_file(path: Path) -> list[dict]:
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+        lines = _rule_lines(yaml.compose(text, Loader=yaml.SafeLoader))
     except yaml.YAMLError as exc:
-        raise RulesFileError(f"{path}: not YAML: {exc}") from None
+        raise RulesFileError(f"{path}: not YAML: {exc} (the format: {FORMAT_DOC})") from None
     except OSError as exc:
         raise RulesFileError(f"{path}: {exc.strerror}") from None
     try:
-        return parse_rules(data)
+        return parse_rules(data, lines)
     except RulesFileError as exc:
-        raise RulesFileError(f"{path}: {exc}") from None
+        raise RulesFileError(f"{path}: {exc} (the format, with an example: {FORMAT_DOC})") from None
 
 
 def hidden_ids(rules: list[dict]) -> list[str]:

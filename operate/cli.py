@@ -195,6 +195,13 @@ def _db(args, out: TextIO, env) -> int:
     return EXIT_OK
 
 
+UNAUTHENTICATED = (
+    "relored extract: no GITHUB_TOKEN, so GitHub is asked unauthenticated: 60 requests an hour "
+    "per address (a token gets 5,000). Create a token (no scopes needed for a public "
+    "repository) at https://github.com/settings/tokens and export GITHUB_TOKEN=..."
+)
+
+
 def _extract(args, out: TextIO, err: TextIO, env) -> int:
     from relore.extract.github_client import GitHubClient
     from relore.extract.progress import Progress
@@ -212,6 +219,8 @@ def _extract(args, out: TextIO, err: TextIO, env) -> int:
         workers=args.workers,
     )
     with database.connect(url, autocommit=True) as conn, GitHubClient(env=env) as client:
+        if not client.authenticated:  # said up front, even with --quiet: it bounds the run
+            print(UNAUTHENTICATED, file=err)
         progress = Progress(None if args.quiet else err, client)
         report = runner.run(conn, client, args.repo, args.pass_name, options, progress)
     if args.json:

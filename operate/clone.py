@@ -76,6 +76,15 @@ def _git(args: list[str], cwd: Path | None = None, *, err: TextIO | None = None)
     return result.stdout.decode("utf-8", "surrogateescape")
 
 
+def _progress(err: TextIO | None) -> list[str]:
+    """git's progress meter only for a person watching: its carriage-return redraws are noise
+    in a captured log or a pipe (git itself shows it only on a terminal unless told)."""
+    try:
+        return ["--progress"] if err is not None and err.isatty() else ["--quiet"]
+    except (AttributeError, ValueError):
+        return ["--quiet"]
+
+
 @dataclass
 class CloneReport:
     repo: str
@@ -106,7 +115,7 @@ def ensure_clone(
         if err is not None:
             print(f"{repo}: fetching {without_credentials(url)} into {path}", file=err)
         _git(["config", "core.symlinks", "false"], path)
-        _git(["fetch", "--prune", "--progress", "origin"], path, err=err)
+        _git(["fetch", "--prune", *_progress(err), "origin"], path, err=err)
         # the remote's default branch may have moved (main -> trunk): ask it again
         _git(["remote", "set-head", "origin", "--auto"], path)
         remote_head = _git(["symbolic-ref", "refs/remotes/origin/HEAD"], path).strip()
@@ -125,7 +134,7 @@ def ensure_clone(
             # complete: no --depth, no --filter, so a query never fetches
             # a symlink is checked out as a file holding its target, so nothing the daemon
             # reads from the tree can lead outside the clone
-            options = ["--progress", "--no-local", "--config", "core.symlinks=false"]
+            options = [*_progress(err), "--no-local", "--config", "core.symlinks=false"]
             _git(["clone", *options, "--", url, str(staging)], err=err)
             if path.exists():
                 path.rmdir()

@@ -57,7 +57,13 @@ _SOCKET_PATH_MAX = 100  # sun_path is 108 bytes on Linux; ".s.PGSQL.5432" must f
 
 
 class DatabaseError(RuntimeError):
-    """A database that cannot be reached or started, with what to do about it."""
+    """A database that cannot be reached or started, with what to do about it: ``str()`` is
+    the whole sentence; ``what`` and ``hint`` its two halves, for a caller that says what to
+    do in its own place (``relored doctor``'s action column)."""
+
+    def __init__(self, what: str, hint: str = "") -> None:
+        super().__init__(f"{what}; {hint}" if hint else what)
+        self.what, self.hint = what, hint
 
 
 @dataclass(frozen=True)
@@ -273,9 +279,7 @@ def connect(url: str, **kwargs) -> psycopg.Connection:
             if "host=" in url and "/run" in unquote(url)
             else "check RELORE_DATABASE_URL"
         )
-        raise DatabaseError(
-            f"cannot connect to {describe(url)}: {exc}".strip() + f"; {hint}"
-        ) from None
+        raise DatabaseError(f"cannot connect to {describe(url)}: {exc}".strip(), hint) from None
 
 
 # --- the embedded server -------------------------------------------------------------------

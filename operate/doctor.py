@@ -388,6 +388,18 @@ def check_extract_recent(conn: psycopg.Connection, repos) -> list[Check]:
             """
         ).fetchall()
     )
+    # each repository's latest finished run, whatever its outcome
+    latest = {
+        row[0]: row[1:]
+        for row in conn.execute(
+            """
+            select distinct on (repo_id) repo_id, pass_name, status,
+                extract(epoch from now() - finished_at)::float8, error
+            from ops.pass_runs where finished_at is not null
+            order by repo_id, finished_at desc, run_id desc
+            """
+        )
+    }
     checks = []
     for repo_id, name in repos:
         age = ages.get(repo_id)
@@ -396,12 +408,18 @@ def check_extract_recent(conn: psycopg.Connection, repos) -> list[Check]:
             f"is the extract schedule running? run `relored extract --repo {name}` "
             "and read its error"
         )
+        level = OK
+        if repo_id in latest and latest[repo_id][1] == "failed":
+            pass_name, _, ago, error = latest[repo_id]
+            detail += (
+                f"; the latest run ({pass_name}, {_age(ago)}) failed: {_short(error or '?', 160)}"
+            )
+            level = WARN
         if age is None or age > EXTRACT_FAIL_HOURS * 3600:
-            checks.append(Check(FAIL, f"extract {name}", detail, action))
+            level = FAIL
         elif age > EXTRACT_WARN_HOURS * 3600:
-            checks.append(Check(WARN, f"extract {name}", detail, action))
-        else:
-            checks.append(Check(OK, f"extract {name}", detail))
+            level = WARN
+        checks.append(Check(level, f"extract {name}", detail, "" if level == OK else action))
     return checks
 
 
@@ -696,8 +714,8 @@ def run_checks(url: str, env=None) -> list[Check]:
             Check(
                 FAIL,
                 "database",
-                _short(str(exc), 400),
-                "start it (`relored db start`) or fix RELORE_DATABASE_URL",
+                _short(exc.what, 400),
+                exc.hint or "start it (`relored db start`) or fix RELORE_DATABASE_URL",
             )
         ]
     checks: list[Check] = []

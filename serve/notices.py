@@ -48,7 +48,8 @@ KINDS = {
     "more": "more comments follow: how to read on",
     # inflight
     "not_indexed": "the issue itself is not indexed (claims to close it are)",
-    "no_pulls": "no open or merged pull request claims to close it",
+    "no_pulls": "no pull request claims to close it",
+    "pulls_capped": "more pull requests claim it than the list shows: the total says how many",
 }
 
 
@@ -151,7 +152,10 @@ def inflight(page: dict) -> list[dict]:
     if page["thread"].get("indexed") is False:
         notices.append(_notice("not_indexed", "title", "not indexed; claims to close it are"))
     if not page["pulls"]:
-        notices.append(_notice("no_pulls", "after", "none open or merged"))
+        notices.append(_notice("no_pulls", "after", "no pull request claims to close it"))
+    elif page["total"] > page["returned"]:
+        text = f"CAPPED: {page['returned']} of {page['total']} shown (open, merged, then abandoned)"
+        notices.append(_notice("pulls_capped", "count", text))
     return notices
 
 

@@ -70,7 +70,10 @@ select
     d.created_at, w.score, d.path,
     (select count(*) from unnest(%(lexemes)s::text[]) as x
      where d.search_vector @@ {QUOTED.format("x")}) as matched_terms,
-    left(
+    -- the fragments around the words, uncut: serve/excerpts.py gives back the punctuation
+    -- ts_headline drops at their edges (from body_text) and cuts them to the page's budget
+    d.body_text,
+    (
         case
             when q.query is null then d.body_text
             -- a review comment that matched on the code it is anchored to, not on what it
@@ -85,8 +88,7 @@ select
                 ),
                 d.body_text
             )
-        end,
-        %(snippet_chars)s
+        end
     ) as snippet
 from wanted as w
 join marts.documents as d on d.repo_id = %(repo_id)s and d.document_id = w.document_id

@@ -24,7 +24,7 @@ from relore.contract.envelope import quote
 from relore.contract.limits import MAX_HITS as MAX_LIMIT
 from relore.contract.limits import MAX_QUERY_CHARS, MAX_SIGNAL_VALUES, STATES, TRUST_TIERS
 from relore.contract.limits import QUESTION_KINDS as KINDS
-from relore.serve import inputs, notices, ranking, repos
+from relore.serve import excerpts, inputs, notices, ranking, repos
 from relore.serve.errors import BadRequest
 from relore.serve.lexical import query, store
 from relore.serve.semantic import fusion
@@ -141,7 +141,7 @@ RRF_K = 10
 
 
 # One pasted line is a failure when it is an error line as relore_error_lines reads one.
-_ERROR_LINE = re.compile(r"^\s*(E\s+)?([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception|Warning)(:\s|:?$)")
+_ERROR_LINE = excerpts.PYTHON_ERROR_LINE
 
 
 def looks_like_a_failure(text: str) -> bool:
@@ -170,8 +170,14 @@ def _hit(row: dict) -> dict:
             else {}
         ),
         **({"path": row["path"]} if row.get("path") else {}),
-        "snippet": quote(row["snippet"]),
+        "snippet": quote(snippet(row["snippet"], row["body_text"])),
     }
+
+
+def snippet(headline: str | None, body: str | None) -> str:
+    """A hit's shown text: the headline's fragments, edges restored, cut to SNIPPET_CHARS."""
+    restored = excerpts.restore_edges(headline or "", body or "")
+    return excerpts.cut(restored, SNIPPET_CHARS)[0]
 
 
 class Ranked(NamedTuple):
@@ -331,7 +337,6 @@ async def _page_rows(cur, repo_id: int, hits: list, lexemes: list[str]) -> dict[
             "documents": [h.document_id for h in hits],
             "scores": [h.score for h in hits],
             "lexemes": lexemes,
-            "snippet_chars": SNIPPET_CHARS,
             "lead_chars": HUNK_LEAD_CHARS,
         },
     )

@@ -17,7 +17,7 @@ from relore.contract import stamps
 from relore.contract.envelope import one_line, quote
 from relore.contract.limits import MAX_FOCUS_CHARS
 from relore.contract.limits import THREAD_PAGE as PAGE
-from relore.serve import inputs, notices, repos
+from relore.serve import excerpts, inputs, notices, repos
 from relore.serve.errors import BadRequest
 from relore.serve.terms import MAX_TERMS
 from relore.serve.terms import TERM_RE as _TERM_RE
@@ -25,6 +25,8 @@ from relore.serve.terms import TERM_RE as _TERM_RE
 OUTLINE_ROWS = 100
 OUTLINE_CHARS = 60
 SNIPPET_CHARS = 400
+# the opening post leading a thread's first page
+OPENING_CHARS = 1200
 FILES_CAP = 300
 MODES = ("page", "outline", "comment", "full", "files")
 
@@ -115,7 +117,7 @@ order by c.created_at, c.id
 def comment_row(row: dict, *, whole: bool = False, chars: int = SNIPPET_CHARS) -> dict:
     """One comment as every page shows it (cut to `chars` unless whole, marked as quoted)."""
     body = row["body"] or ""
-    cut = not whole and len(body) > chars
+    text, cut = (body, False) if whole else excerpts.cut(body, chars)
     item = {
         "id": row["id"],
         "kind": row["kind"],
@@ -124,7 +126,7 @@ def comment_row(row: dict, *, whole: bool = False, chars: int = SNIPPET_CHARS) -
         "date": stamps.date(row["created_at"]),
         "age": stamps.age(row["created_at"]),
         "url": row["url"],
-        "text": quote(body[:chars] + "…" if cut else body),
+        "text": quote(text),
     }
     if row.get("path"):
         item["path"] = row["path"]
@@ -169,6 +171,20 @@ def _head(row: dict) -> dict:
     }
 
 
+async def _opening_post(cur, params: dict) -> str:
+    await cur.execute(
+        """
+        select string_agg(d.body_text, E'\\n\\n' order by d.chunk_index) as body
+        from marts.documents as d
+        where d.repo_id = %(repo_id)s and d.thread_number = %(number)s
+          and d.document_kind = 'opening_post' and not d.is_deleted
+        """,
+        params,
+    )
+    row = await cur.fetchone()
+    return (row["body"] if row else None) or ""
+
+
 @notices.stated(notices.thread)
 async def thread(conn: AsyncConnection, request: ThreadRequest) -> dict | None:
     """The page, or None when the repository is indexed but holds no such thread (a
@@ -185,18 +201,16 @@ async def thread(conn: AsyncConnection, request: ThreadRequest) -> dict | None:
             return None
         page: dict = {"thread": _head(head), "mode": request.mode}
         if request.mode == "full":
-            await cur.execute(
-                """
-                select string_agg(d.body_text, E'\\n\\n' order by d.chunk_index) as body
-                from marts.documents as d
-                where d.repo_id = %(repo_id)s and d.thread_number = %(number)s
-                  and d.document_kind = 'opening_post' and not d.is_deleted
-                """,
-                params,
-            )
-            body = (await cur.fetchone())["body"] or ""
+            body = await _opening_post(cur, params)
             page.update(opening_post=quote(body), body_chars=len(body), returned=1, total=1)
             return page
+        if request.mode == "page" and not request.after:
+            # the first page leads with what the thread is: its opening post, cut
+            body = await _opening_post(cur, params)
+            text, cut = excerpts.cut(body, OPENING_CHARS)
+            page["opening_post"] = quote(text)
+            if cut:
+                page["opening_post_chars"] = len(body)
         if request.mode == "files":
             return await _files(cur, page, head, params)
         await cur.execute(_COMMENTS, params)
@@ -248,9 +262,11 @@ def _page(page: dict, rows: list[dict], request: ThreadRequest) -> dict:
             (r["position"] for r in rows if request.after in (r["id"], str(r["source_id"]))),
             None,
         )
-        if position is None:
-            page.update(comments=[], returned=0, missing=f"no comment {request.after} here")
-            return page
+        if position is None:  # a cursor naming nothing is bad input, as GitHub's is (422)
+            raise BadRequest(
+                f"after={one_line(request.after, 80)} names no comment of this thread: give "
+                "an id a page showed in [brackets] (or next_after)"
+            )
         chosen = [r for r in rows if r["position"] > position][: request.limit]
         page["selection"] = "sequential"
     elif request.focus:
@@ -294,10 +310,23 @@ async def _files(cur, page: dict, head: dict, params: dict) -> dict:
     return page
 
 
+# How a claim stands, in the order an agent needs them: someone is on it, it was done, it was
+# tried and rejected ("someone tried this; here is why it was not merged").
+CLAIMS = ("open", "merged", "abandoned")
+INFLIGHT_CAP = 20
+
+
+def _claim(row: dict) -> str:
+    if row["is_merged"]:
+        return "merged"
+    return "open" if row["state"] == "open" else "abandoned"
+
+
 @notices.stated(notices.inflight)
 async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None:
-    """Open and merged pull requests that claim to close an issue (``errors.NotIndexed``
-    for a repository the index holds nothing for)."""
+    """Pull requests that claim to close an issue — open, then merged, then abandoned
+    (closed unmerged) — capped at INFLIGHT_CAP with the total (``errors.NotIndexed`` for a
+    repository the index holds nothing for)."""
     repo_id = await repos.require(conn, repo)
     async with conn.cursor(row_factory=dict_row) as cur:
         await cur.execute(_HEAD, {"repo_id": repo_id, "number": number})
@@ -306,14 +335,14 @@ async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None
         # index never fetched (a sample pass, a link to another repository) too.
         await cur.execute(
             """
-            select p.repo, p.number, p.display_state, p.is_draft, p.title, p.url,
+            select distinct on (p.repo_id, p.number)
+                   p.repo, p.number, p.state, p.is_merged, p.is_draft, p.title, p.url,
                    p.author_login, p.opening_post_trust, p.created_at, p.updated_at
             from marts.thread_links as l
             join marts.threads as p on p.repo_id = l.repo_id and p.number = l.thread_number
             where l.target_repo = %(target_repo)s and l.target_number = %(number)s
               and l.link_kind = 'closes' and p.kind = 'pr'
-              and (p.state = 'open' or p.is_merged)
-            order by p.is_merged, p.updated_at desc
+            order by p.repo_id, p.number
             """,
             # a link names its target by its lowercased name (and by repo_id only once the
             # target thread itself is indexed)
@@ -322,17 +351,19 @@ async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None
         rows = await cur.fetchall()
     if head is None and not rows:
         return None
+    rows.sort(key=lambda r: (CLAIMS.index(_claim(r)), -r["updated_at"].timestamp()))
+    shown = rows[:INFLIGHT_CAP]
     return {
         "thread": _head(head) if head else {"repo": repo, "number": number, "indexed": False},
-        "returned": len(rows),
+        "returned": len(shown),
         "total": len(rows),
+        "claims": {claim: sum(_claim(r) == claim for r in rows) for claim in CLAIMS},
         "pulls": [
             {
                 "repo": r["repo"],
                 "number": r["number"],
-                "state": "draft"
-                if r["is_draft"] and r["display_state"] == "open"
-                else r["display_state"],
+                "claim": _claim(r),
+                "state": "draft" if r["is_draft"] and _claim(r) == "open" else _claim(r),
                 "title": one_line(r["title"]),
                 "url": r["url"],
                 "author": r["author_login"],
@@ -340,6 +371,6 @@ async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None
                 "date": stamps.date(r["updated_at"]),
                 "age": stamps.age(r["updated_at"]),
             }
-            for r in rows
+            for r in shown
         ],
     }

@@ -311,7 +311,7 @@ def choose(
     if already:
         notes.append(
             f"{len(already)} rule(s) already sent in this session were not repeated; "
-            "pass refresh if your context was reset"
+            "pass --refresh (refresh=1 over HTTP) if your context was reset"
         )
     if over_cap:
         notes.append(

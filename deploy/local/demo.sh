@@ -87,13 +87,18 @@ relore search "$QUESTION" --repo "$REPO" --limit 3
 step "relore status"
 relore status
 
+BIN="$(dirname "$(command -v relore)")"
 cat <<EOF
 
-The daemon keeps running (pid $(cat "$RELORE_HOME/serve.pid"), log $LOG/serve.log). Try:
-  export RELORE_API=$RELORE_API
-  $(dirname "$(command -v relore)")/relore search "Traceback KeyError" --repo $REPO
-  $(dirname "$(command -v relore)")/relore search "how to configure" --repo $REPO --json
-  $(dirname "$(command -v relore)")/relore status --json
-  psql "\$($(dirname "$(command -v relored)")/relored db url)" -c 'select number, kind, state, title from marts.threads limit 5'
-Stop everything with: kill \$(cat $RELORE_HOME/serve.pid); $(dirname "$(command -v relored)")/relored db stop
+The daemon keeps running (pid $(cat "$RELORE_HOME/serve.pid"), log $LOG/serve.log).
+Put relore and relored on your PATH (this shell and its children), then try:
+  . $BIN/activate
+  export RELORE_API=$RELORE_API RELORE_HOME=$RELORE_HOME
+  relore search "Traceback KeyError" --repo $REPO
+  relore search "how to configure" --repo $REPO --json
+  relore thread $REPO#1
+  relore status --json
+  psql "\$(relored db url --reader)" -c 'select number, kind, display_state, title from marts.threads limit 5'
+  (SQL for analysts: docs/analysts.md)
+Stop everything with: kill \$(cat $RELORE_HOME/serve.pid); relored db stop
 EOF

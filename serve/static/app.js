@@ -509,29 +509,40 @@
     if (noticesAt(page, "title").length) {
       box.append(el("p", {}, `${page.thread.repo}#${page.thread.number}`, noticeSpans(page, "title")));
     }
+    const shown = page.total !== page.returned ? `${page.returned} of ${page.total}` : `${page.returned}`;
     box.append(
-      el("p", { class: "meta" }, `pull requests claiming to close it: ${page.returned}`, noticeSpans(page, "count")),
+      el("p", { class: "meta" }, `pull requests claiming to close it: ${shown}`, noticeSpans(page, "count")),
     );
     box.append(...noticeLines(page, "before"));
-    box.append(
-      el(
-        "ul",
-        { class: "pulls" },
-        page.pulls.map((pr) =>
-          el(
-            "li",
-            { "data-number": pr.number },
-            el("a", { href: hashFor("thread", { repo: pr.repo, number: pr.number }) }, `${pr.repo}#${pr.number}`),
-            ` ${pr.state} by `,
-            retrieved(pr.author),
-            " ",
-            trustNode(pr.trust),
-            ` ${pr.age} (${pr.date}) — `,
-            retrieved(pr.title, "title"),
+    const claims = {
+      open: "open: someone is on it",
+      merged: "merged",
+      abandoned: "abandoned: closed without merging (tried before; read why)",
+    };
+    for (const claim of Object.keys(claims)) {
+      const pulls = page.pulls.filter((pr) => pr.claim === claim);
+      if (!pulls.length) continue;
+      box.append(el("p", { class: "meta" }, `${claims[claim]} (${page.claims[claim]}):`));
+      box.append(
+        el(
+          "ul",
+          { class: "pulls" },
+          pulls.map((pr) =>
+            el(
+              "li",
+              { "data-number": pr.number, "data-claim": claim },
+              el("a", { href: hashFor("thread", { repo: pr.repo, number: pr.number }) }, `${pr.repo}#${pr.number}`),
+              ` ${pr.state}, opened by `,
+              retrieved(pr.author),
+              " ",
+              trustNode(pr.trust),
+              `, updated ${pr.age} (${pr.date}) — `,
+              retrieved(pr.title, "title"),
+            ),
           ),
         ),
-      ),
-    );
+      );
+    }
     box.append(...noticeLines(page, "after"));
   }
 
@@ -577,6 +588,12 @@
 
   function renderComments(page) {
     const body = $("thread-body");
+    if ("opening_post" in page) {
+      // a thread's first page leads with what the thread is
+      const whole = page.opening_post_chars;
+      const head = whole ? `opening post (cut: ${whole} chars; whole with “full”):` : "opening post:";
+      body.append(el("div", { class: "opening-post" }, el("p", { class: "meta" }, head), el("pre", { class: "comment-text" }, page.opening_post || ">")));
+    }
     body.append(...noticeLines(page, "before"));
     (page.comments || []).forEach((c) => body.append(commentNode(c)));
     current.shown = (page.comments || []).length;

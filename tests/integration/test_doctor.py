@@ -178,6 +178,21 @@ def test_stale_extract_unbuilt_rows_and_missing_authority_are_reported(db_url):
     assert f"relored extract authority --repo {REPO}" in checks[f"authority {REPO}"].action
 
 
+def test_a_failed_latest_extract_is_reported_with_its_error_and_age(db_url):
+    _seed_healthy(db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(
+            "insert into ops.pass_runs (repo_id, pass_name, started_at, finished_at, status, "
+            "error) values (%s, 'poll', now() - interval '20 minutes', now() - interval '10 minutes', "
+            "'failed', 'GitHub answered 502 for /issues')",
+            (REPO_ID,),
+        )
+    _, checks, text = _run(db_url)
+    check = checks[f"extract {REPO}"]
+    assert check.level == doctor.WARN, text
+    assert "the latest run (poll, 10m ago) failed: GitHub answered 502 for /issues" in text
+
+
 def test_unreachable_database_is_a_fail_not_a_traceback(tmp_path):
     url = f"postgresql://postgres@/relore?host={tmp_path}"
     out = io.StringIO()

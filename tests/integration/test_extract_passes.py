@@ -222,3 +222,22 @@ def test_primary_rate_limit_waits_for_the_reset_then_goes_on(db_url, github, wor
         result = passes.run_listing(conn, client, repo, passes.listings(REPO)[0])
     assert result.written == len(world.issues)
     assert waits and 0 < waits[0] <= 3, "waited for x-ratelimit-reset, not a blind backoff"
+
+
+def test_an_unauthenticated_extract_says_so_up_front_with_its_limit(db_url, github):
+    import io
+
+    from relore.operate import cli
+
+    _, base_url = github
+    env = {"RELORE_DATABASE_URL": db_url, "RELORE_GITHUB_API_URL": base_url}
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(["extract", "issues", "--repo", REPO, "--quiet"], env=env, out=out, err=err)
+    said = err.getvalue()
+    assert code == cli.EXIT_OK, said
+    assert said.startswith("relored extract: no GITHUB_TOKEN"), said
+    assert "60 requests an hour" in said and "export GITHUB_TOKEN" in said
+    out, err = io.StringIO(), io.StringIO()
+    cli.main(["extract", "issues", "--repo", REPO, "--quiet"], env={**env, "GITHUB_TOKEN": "t"},
+             out=out, err=err)  # fmt: skip
+    assert "GITHUB_TOKEN" not in err.getvalue()

@@ -13,6 +13,7 @@ import json
 import psycopg
 import pytest
 from fixtures import corpus_payloads as gh
+from fixtures import indexed
 from fixtures import world as worlds
 from fixtures.reads import search as _search
 
@@ -45,12 +46,7 @@ def _issue(number: int, title: str, body: str) -> RawObject:
 
 
 def _comment(number: int, comment_id: int, body: str) -> RawObject:
-    payload = gh.comment(
-        REPO.full_name, comment_id=comment_id, number=number, is_pr=False, author=AUTHOR,
-        association="NONE", body=body, created=T0 + comment_id, updated=T0 + comment_id,
-        reaction_counts={},
-    )  # fmt: skip
-    return RawObject("issue_comment", comment_id, number, payload)
+    return indexed.issue_comment(REPO, number, comment_id, body, author=AUTHOR, at=T0 + comment_id)
 
 
 TITLED = _issue(
@@ -68,12 +64,7 @@ def _land_world(landing: worlds.Landing) -> None:
     repository = gh.repository(REPO.full_name, REPO.repo_id, OWNER, T0, T0, 3)
     objects = [RawObject("repository", REPO.repo_id, None, repository)]
     objects += [TITLED, *REPLIES, EXPLAINED, LOOKALIKE, SYMBOLED]
-    with (
-        psycopg.connect(landing.url, autocommit=True) as conn,
-        conn.transaction(),
-        conn.cursor() as cur,
-    ):
-        land(cur, REPO, "test", objects)
+    landing.land(REPO, objects)
 
 
 WORLD_PART = worlds.Part(REPO.full_name, land=_land_world)

@@ -10,6 +10,7 @@ import psycopg
 import pytest
 from fixtures import corpus_payloads as gh
 from fixtures import world as worlds
+from fixtures.reads import read as on_reader
 from fixtures.reads import search as _search
 
 from relore.client import render
@@ -180,22 +181,13 @@ def test_an_error_filter_alone_answers_from_its_threads_newest_first(ranked_db):
     assert [h["number"] for h in worded["hits"]] == [42]
 
 
-def _reader(url: str, work):
-    async def go():
-        reader = database.reader_url(url, env={})
-        async with await psycopg.AsyncConnection.connect(reader, autocommit=True) as conn:
-            return await work(conn)
-
-    return asyncio.run(go())
-
-
 def test_a_repository_named_in_another_case_is_the_same_repository(ranked_db):
     lower = _search(ranked_db[0], q="deadlock", repo=REPO.full_name)
     other = _search(ranked_db[0], q="deadlock", repo=REPO.full_name.upper())
     assert [h["document_id"] for h in other["hits"]] == [h["document_id"] for h in lower["hits"]]
     assert other["filters"]["repo"] == REPO.full_name.upper()  # echoed as asked
     request = thread.parse_request({"repo": "Acme/Ranking", "number": "41"})
-    page = _reader(ranked_db[0], lambda conn: thread.thread(conn, request))
+    page = on_reader(ranked_db[0], lambda conn: thread.thread(conn, request))
     assert page["thread"]["number"] == 41
 
 
@@ -232,6 +224,6 @@ def test_a_read_keyed_on_repo_id_is_an_index_lookup(ranked_db, read):
         cur = await conn.execute("explain " + sql, {"repo_id": REPO.repo_id, **params})
         return "\n".join(row[0] for row in await cur.fetchall())
 
-    text = _reader(ranked_db[0], plan)
+    text = on_reader(ranked_db[0], plan)
     assert f"Seq Scan on {table}" not in text, text
     assert re.search(rf"(Index (Only )?Scan .*|Bitmap Heap Scan )on {table}\b", text), text

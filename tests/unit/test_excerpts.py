@@ -1,0 +1,63 @@
+"""One cutting rule for every page: failures keep their error line, snippets their edges."""
+
+from __future__ import annotations
+
+from relore.client import render
+from relore.serve import excerpts
+
+TRACEBACK = (
+    "It breaks when the worker restarts:\n\nTraceback (most recent call last):\n"
+    + "".join(f'  File "w/step_{i}.py", line {i}, in step_{i}\n    go()\n' for i in range(40))
+    + '  File "w/last.py", line 9, in finish\n'
+    + "RuntimeError: worker exited with code 137\n"
+    + "\nthanks"
+)
+
+
+def test_a_cut_traceback_keeps_its_error_line_and_the_frames_above_it():
+    text, cut = excerpts.cut(TRACEBACK, 400)
+    assert cut and len(text) <= 410
+    assert text.startswith("It breaks when the worker restarts")
+    assert "RuntimeError: worker exited with code 137" in text
+    assert '  File "w/last.py", line 9, in finish' in text
+    assert "step_0.py" not in text
+    assert text.endswith("…")  # "thanks" followed and was left out
+
+
+def test_a_text_without_a_failure_is_cut_at_its_head():
+    text, cut = excerpts.cut("word " * 200, 100)
+    assert cut and text == ("word " * 20).rstrip() + "…"
+
+
+def test_a_failure_inside_the_budget_is_a_plain_head_cut():
+    body = "ValueError: bad shape\n" + "x " * 300
+    text, cut = excerpts.cut(body, 120)
+    assert cut and text.startswith("ValueError: bad shape\n")
+
+
+def test_a_text_that_fits_is_never_cut():
+    assert excerpts.cut(TRACEBACK, len(TRACEBACK)) == (TRACEBACK, False)
+
+
+def test_an_error_line_longer_than_the_budget_still_fits_it():
+    body = "intro\n" * 50 + "KeyError: '" + "k" * 5000 + "'"
+    text, cut = excerpts.cut(body, 300)
+    assert cut and len(text) <= 320 and "KeyError: 'kkk" in text
+
+
+def test_restored_edges_give_back_the_quote_ts_headline_drops():
+    body = "File x.py, line 3\nKeyError: 'charset'"
+    # what ts_headline returns for the query charset (PostgreSQL 18)
+    assert excerpts.restore_edges("File x.py, line 3\nKeyError: 'charset", body) == body
+    two = "see (first) and then 'second' end"
+    assert excerpts.restore_edges("first … second", two) == "(first) … 'second'"
+
+
+def test_a_fragment_not_in_the_body_is_left_as_it_is():
+    assert excerpts.restore_edges("lead\n…\nhunk", "other text") == "lead\n…\nhunk"
+
+
+def test_counts_read_as_english():
+    assert render._plural(2, "directory") == "2 directories"
+    assert render._plural(1, "repository") == "1 repository"
+    assert render._plural(3, "day") == "3 days"
