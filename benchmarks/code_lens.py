@@ -1,14 +1,17 @@
 """Wall time of the code lens on a large real tree, cold and cached, beside grep; and how
 ``relore map`` ranks packages whose entry points are known.
 
-.venv/bin/python benchmarks/code_lens.py [--path TREE] [--name NAME] [--entry-points] [--top N]
+.venv/bin/python benchmarks/code_lens.py [--path TREE] [--name NAME] [--repeat N]
+    [--entry-points] [--top N]
 
 Defaults: this venv's site-packages (thousands of installed Python files) and a common
 name. Each verb runs as a user runs it (the ``relore`` console script, a fresh process, on
 every core: ``RELORE_CODE_WORKERS`` unset), first against an empty cache directory (cold:
 every file that can hold the name parsed), then again (cached: nothing parsed, nothing
-read but what the answer prints). ``grep -rn NAME --include=*.py`` over the same tree is the
-baseline an agent would otherwise use; each ratio is relore's time over grep's, from one run.
+read but what the answer prints; the median of ``--repeat`` runs). ``grep -rn NAME
+--include=*.py`` over the same tree is the baseline an agent would otherwise use, timed
+before the runs and again beside each verb's cached runs (the median of ``--repeat``); each
+ratio is relore's time over grep's, from one run.
 
 ``--entry-points``: the held-out check. ``code_lens_entry_points.jsonl`` lists each
 package's documented entry points, written before the ranking they check; for every one
@@ -45,18 +48,25 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
     return elapsed, result.stdout
 
 
-def speed(tree: str, name: str) -> None:
+def _median(argv: list[str], env: dict[str, str], repeat: int) -> tuple[float, str]:
+    runs = [_timed(argv, env) for _ in range(repeat)]
+    runs.sort(key=lambda run: run[0])
+    return runs[len(runs) // 2]
+
+
+def speed(tree: str, name: str, repeat: int) -> None:
     cache_dir = tempfile.mkdtemp(prefix="relore-code-bench-")
     env = {**os.environ, "RELORE_CODE_CACHE": cache_dir}
     env.pop("RELORE_CODE_WORKERS", None)
-    grep_s, grep_out = _timed(["grep", "-rn", name, "--include=*.py", tree], env)
+    grep = ["grep", "-rn", name, "--include=*.py", tree]
+    grep_s, grep_out = _median(grep, env, repeat)
     grep_lines = grep_out.count("\n")
     verbs = {
         "map": [RELORE, "map", tree, "--json"],
         "defs": [RELORE, "defs", name, tree, "--json"],
         "refs": [RELORE, "refs", name, tree, "--json"],
     }
-    print(f"tree={tree} name={name}")
+    print(f"tree={tree} name={name} (grep and cached runs: the median of {repeat})")
     print(f"grep -rn {name} --include=*.py: {grep_s:.2f} s, {grep_lines} lines")
     try:
         for verb, argv in verbs.items():
@@ -64,9 +74,9 @@ def speed(tree: str, name: str) -> None:
             shutil.rmtree(cache_dir)
             os.mkdir(cache_dir)
             cold_s, cold_out = _timed(argv, env)
-            warm_s, warm_out = _timed(argv, env)
-            # grep again beside the cached run: the page cache and the load it saw
-            again_s, _ = _timed(["grep", "-rn", name, "--include=*.py", tree], env)
+            warm_s, warm_out = _median(argv, env, repeat)
+            # grep again beside the cached runs: the page cache and the load they saw
+            again_s, _ = _median(grep, env, repeat)
             cold, warm = json.loads(cold_out), json.loads(warm_out)
             files = cold["files"]
             extra = ""
@@ -142,9 +152,12 @@ def main() -> None:
         help=f"the held-out check: each installed package's entry points in its top {TOP}",
     )
     parser.add_argument("--top", type=int, default=0, help="with --entry-points: print the top N")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="grep and cached runs: the median of this many"
+    )
     args = parser.parse_args()
     print(provenance.line())
-    speed(args.path, args.name)
+    speed(args.path, args.name, max(1, args.repeat))
     if args.entry_points:
         entry_points(args.top)
 
