@@ -63,8 +63,9 @@ def speed(tree: str, name: str, repeat: int) -> None:
     grep_lines = grep_out.count("\n")
     verbs = {
         "map": [RELORE, "map", tree, "--json"],
-        "defs": [RELORE, "defs", name, tree, "--json"],
-        "refs": [RELORE, "refs", name, tree, "--json"],
+        # --path, which every version of the lens takes: the same script times older commits
+        "defs": [RELORE, "defs", name, "--path", tree, "--json"],
+        "refs": [RELORE, "refs", name, "--path", tree, "--json"],
     }
     print(f"tree={tree} name={name} (grep and cached runs: the median of {repeat})")
     print(f"grep -rn {name} --include=*.py: {grep_s:.2f} s, {grep_lines} lines")
@@ -84,18 +85,18 @@ def speed(tree: str, name: str, repeat: int) -> None:
                 extra = f" occurrences={cold['occurrences']} counts={cold['counts']}"
             if verb == "defs":
                 extra = f" definitions={cold['total']}"
-                extra += f" without_definition={files['without_definition']}"
+                extra += f" without_definition={files.get('without_definition', '-')}"
             if verb == "map":
                 extra = (
                     f" names={cold['total']} dunders={cold['dunders_excluded']}"
-                    f" everywhere={cold['everywhere_excluded']}"
+                    f" everywhere={cold.get('everywhere_excluded', '-')}"
                 )
             print(
                 f"{verb}: cold {cold_s:.2f} s ({files['parsed']} parsed of "
                 f"{files['source_files']} source files, {files['without_name']} without the "
-                f"name, workers={files['workers']}) = {cold_s / grep_s:.1f}x grep; "
+                f"name, workers={files.get('workers', 1)}) = {cold_s / grep_s:.1f}x grep; "
                 f"cached {warm_s:.2f} s ({warm['files']['parsed']} parsed, "
-                f"{warm['files']['from_cache']} from cache) = {warm_s / again_s:.2f}x grep "
+                f"{warm['files'].get('from_cache', '-')} from cache) = {warm_s / again_s:.2f}x grep "
                 f"({again_s:.2f} s);"
                 f" skipped_large={files['skipped_large']}"
                 f" syntax_errors={files['syntax_errors']}{extra}"
