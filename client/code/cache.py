@@ -178,7 +178,8 @@ class Store:
         handle = self._handles.get(segment)
         if handle is None:
             handle = self._handles[segment] = open(self.path / segment, "rb")  # noqa: SIM115
-        blob = os.pread(handle.fileno(), length, offset)
+        handle.seek(offset)
+        blob = handle.read(length)
         if len(blob) != length:
             raise EOFError(segment)
         return marshal.loads(blob)
