@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TextIO
 
-from relore.client import render, transport
+from relore.client import render
 from relore.client import rules as rules_mod
 from relore.client.definition import build_parser
 from relore.client.exits import EXIT_STATUSES, ExitStatus
@@ -23,6 +23,8 @@ __all__ = ["EXIT_STATUSES", "ExitStatus", "build_parser", "entry", "main"]
 
 
 def _thread_params(args) -> dict:
+    from relore.client import transport
+
     repo, number = args.ref
     repo = repo or args.repo
     if not repo:
@@ -75,16 +77,41 @@ def _code_verb(args: argparse.Namespace, env, stdout: TextIO, stderr: TextIO) ->
     """map/defs/refs: imported here so the daemon verbs never load the lens or tree-sitter."""
     from relore.client.code import index, registry
 
+    if args.verb != "map":
+        if args.path and args.path_option and args.path != args.path_option:
+            print(
+                f"relore {args.verb}: a tree given twice ({args.path!r} and --path "
+                f"{args.path_option!r}): name one",
+                file=stderr,
+            )
+            return ExitStatus.USAGE
+        args.path = args.path or args.path_option or "."
     try:
+        workers = index.workers_for(env)
         if args.verb == "map":
-            page = index.repo_map(args.path, env, limit=args.limit, offset=args.offset)
+            page = index.repo_map(
+                args.path,
+                env,
+                limit=args.limit,
+                offset=args.offset,
+                focus=args.focus,
+                workers=workers,
+            )
             text = render.map_page(page)
         elif args.verb == "defs":
-            page = index.defs(args.name, args.path, env, limit=args.limit, offset=args.offset)
+            page = index.defs(
+                args.name, args.path, env, limit=args.limit, offset=args.offset, workers=workers
+            )
             text = render.defs_page(page)
         else:
             page = index.refs(
-                args.name, args.path, env, limit=args.limit, offset=args.offset, kind=args.kind
+                args.name,
+                args.path,
+                env,
+                limit=args.limit,
+                offset=args.offset,
+                kind=args.kind,
+                workers=workers,
             )
             text = render.refs_page(page)
     except registry.GrammarMissing as exc:
@@ -112,6 +139,14 @@ def main(
         return ExitStatus.USAGE if exc.code else ExitStatus.OK
     if args.verb in ("map", "defs", "refs"):
         return _code_verb(args, env, stdout, stderr)
+    return _daemon_verb(args, env, stdout, stderr)
+
+
+def _daemon_verb(args: argparse.Namespace, env, stdout: TextIO, stderr: TextIO) -> int:
+    """Every verb the daemon answers. urllib (``transport``) is imported here: the code
+    lens's verbs, which never talk to a daemon, start without it."""
+    from relore.client import transport
+
     api = env.get("RELORE_API") or wire.DEFAULT_API
     token = env.get("RELORE_API_TOKEN") or None
     try:

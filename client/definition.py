@@ -28,6 +28,13 @@ def _page_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _tree_argument(parser: argparse.ArgumentParser) -> None:
+    """defs/refs read a tree named as map's is: a positional PATH; ``--path`` is the old
+    spelling, kept (``cli.py`` refuses both at once when they differ)."""
+    parser.add_argument("path", nargs="?", help="directory or file to read (default .)")
+    parser.add_argument("--path", dest="path_option", metavar="PATH", help="the same as PATH")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="relore",
@@ -177,6 +184,13 @@ def build_parser() -> argparse.ArgumentParser:
     m = verbs.add_parser("map", help="the tree's defined names, ranked (offline, tree-sitter)")
     m.add_argument("path", nargs="?", default=".", help="directory or file (default .)")
     m.add_argument(
+        "--focus",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="rank the tree as seen from this file or directory (inside PATH; repeatable)",
+    )
+    m.add_argument(
         "--limit", type=argtypes.rows(MAP_CAP), default=MAP_CAP, help=f"rows, 1-{MAP_CAP}"
     )
     m.add_argument("--offset", type=argtypes.offset, default=0, help="skip this many rows first")
@@ -184,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = verbs.add_parser("defs", help="where NAME is defined (offline, tree-sitter)")
     d.add_argument("name", help="an identifier: function, method, class, type")
-    d.add_argument("--path", default=".", help="directory or file to read (default .)")
+    _tree_argument(d)
     d.add_argument(
         "--limit", type=argtypes.rows(DEFS_CAP), default=DEFS_CAP, help=f"rows, 1-{DEFS_CAP}"
     )
@@ -193,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = verbs.add_parser("refs", help="every occurrence of NAME, by kind (offline, tree-sitter)")
     r.add_argument("name", help="an identifier")
-    r.add_argument("--path", default=".", help="directory or file to read (default .)")
+    _tree_argument(r)
     r.add_argument("--kind", choices=["definition", "call", "attribute", "name"])
     r.add_argument(
         "--limit", type=argtypes.rows(REFS_CAP), default=REFS_CAP, help=f"rows, 1-{REFS_CAP}"

@@ -223,6 +223,8 @@ def _files_line(files: dict) -> str:
     parts = [f"{_plural(files['source_files'], 'source file')} ({files['listing']})"]
     if files.get("without_name"):
         parts.append(f"{files['without_name']} without the name (not parsed)")
+    if files.get("without_definition"):
+        parts.append(f"{files['without_definition']} using it but defining none (not parsed)")
     parts.append(f"{files['parsed']} parsed, {files['from_cache']} from cache")
     if files["syntax_errors"]:
         parts.append(
@@ -237,7 +239,7 @@ def _files_line(files: dict) -> str:
         parts.append(f"{n} {language} not read: no grammar (pip install 'relore[code]')")
     if files["skipped_dirs"]:
         parts.append(
-            f"{_plural(files['skipped_dirs'], 'directory')} skipped "
+            f"{files['skipped_dirs']} director{'y' if files['skipped_dirs'] == 1 else 'ies'} skipped "
             f"(e.g. {', '.join(_f(d) for d in files['skipped_dir_examples'][:3])})"
         )
     return "files: " + "; ".join(parts)
@@ -303,11 +305,21 @@ def refs_page(page: dict) -> str:
 
 
 def map_page(page: dict) -> str:
-    dunders = page["dunders_excluded"]
-    lines = [
+    dunders, everywhere = page["dunders_excluded"], page["everywhere_excluded"]
+    head = (
         f"map {_plain(page['path'])}: {page['returned']} of {page['total']} defined names, "
-        f"ranked by {page['score']}; dunders excluded: "
-        f"{_plural(dunders['definitions'], 'definition')} of {_plural(dunders['names'], 'name')}"
+        f"ranked by {page['score']}"
+    )
+    if page["focus"]:
+        head += "; seen from " + ", ".join(_plain(f) for f in page["focus"])
+    elif page["entry_files"]:
+        head += "; half the walk starts at " + ", ".join(_plain(f) for f in page["entry_files"])
+    lines = [
+        head,
+        f"left out: dunders ({_plural(dunders['definitions'], 'definition')} of "
+        f"{_plural(dunders['names'], 'name')}); names defined in more than "
+        f"{everywhere['more_files_than']} files ({_plural(everywhere['definitions'], 'definition')}"
+        f" of {_plural(everywhere['names'], 'name')})",
     ]
     if page["offset"]:
         lines.append(f"starting after the first {page['skipped_before']}")
@@ -323,9 +335,10 @@ def map_page(page: dict) -> str:
         rest = entry["definitions"] - len(entry["locations"])
         if rest:
             where += f", +{rest} more"
+        used = f"used in {_plural(entry['referenced_from'], 'file')}"
         lines.append(
             f"{i:>{width}}. {entry['score']:>8g}  {_plain(entry['name'])}  "
-            f"({entry['occurrences']} / {shares}; {_counts(entry['kinds'])})  {where}"
+            f"({used}; {shares}: {_counts(entry['kinds'])})  {where}"
         )
     more = _left_out(page, ", or map a narrower path")
     if more:

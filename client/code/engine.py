@@ -7,7 +7,10 @@ The record is plain tuples, lists and dicts so the cache can store it as it is:
 ``occurrences`` maps a name to ``[(name_byte, line, column, kind_code), ...]``.
 
 Occurrences are keyed on the name's byte span: however many patterns describe one
-identifier, it is one row, with the strongest kind (``KINDS`` order).
+identifier, it is one row, with the strongest kind (``KINDS`` order). ``kind_code`` is the
+kind's index, plus ``THROUGH`` when a pattern also captured the identifier as an attribute:
+it was reached through an object or a path (``x.f()``, ``T::f()``), never by its bare name
+(``f()``). ``kind(code)`` and ``through(code)`` read it back.
 """
 
 from __future__ import annotations
@@ -18,6 +21,18 @@ from relore.client.code.providers.base import Provider
 
 KINDS = ("definition", "call", "attribute", "name")
 KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
+THROUGH = 4  # flag: reached through an object (also captured as @attribute)
+DEFINITION = KIND_CODE["definition"]
+ATTRIBUTE = KIND_CODE["attribute"]
+
+
+def kind(code: int) -> str:
+    return KINDS[code & 3]
+
+
+def through(code: int) -> bool:
+    return bool(code & THROUGH)
+
 
 Definition = tuple[str, str, str, int, int, int, int, int]
 Occurrence = tuple[int, int, int, int]
@@ -88,10 +103,13 @@ def extract(provider: Provider, source: bytes) -> Record:
     root = tree.root_node
     definitions = _definitions(provider, source, root, defs_query, ts)
     strongest: dict[int, tuple[int, Any]] = {}
+    dotted: set[int] = set()
     for capture, nodes in ts.QueryCursor(refs_query).captures(root).items():
         code = KIND_CODE[capture]
         for node in nodes:
             start = node.start_byte
+            if code == ATTRIBUTE:
+                dotted.add(start)
             seen = strongest.get(start)
             if seen is None or code < seen[0]:
                 strongest[start] = (code, node)
@@ -102,8 +120,27 @@ def extract(provider: Provider, source: bytes) -> Record:
         point = node.start_point
         if start in definition_bytes:
             code = 0
+        elif start in dotted:
+            code |= THROUGH
         occurrences.setdefault(name, []).append((start, point.row + 1, point.column + 1, code))
     for name, _kind, _q, line, column, _s, _e, name_byte in definitions:
         if name_byte not in strongest:  # a name node no reference pattern describes
             occurrences.setdefault(name, []).append((name_byte, line, column, 0))
     return (root.has_error, definitions, occurrences)
+
+
+def counts(occurrences: dict[str, list[Occurrence]]) -> dict[str, tuple[int, int]]:
+    """Per name, its references (definitions left out): ``(bare, through an object)``,
+    what ``relore map`` ranks by, kept beside the record so a map never walks occurrences."""
+    summary = {}
+    for name, found in occurrences.items():
+        bare = through = 0
+        for occurrence in found:
+            code = occurrence[3]
+            if code & THROUGH:
+                through += 1
+            elif code != DEFINITION:
+                bare += 1
+        if bare or through:
+            summary[name] = (bare, through)
+    return summary

@@ -36,14 +36,20 @@ def by_extension(providers: tuple[Provider, ...] | None = None) -> dict[str, Pro
     return {ext: p for p in (PROVIDERS if providers is None else providers) for ext in p.extensions}
 
 
+def by_name(name: str) -> Provider:
+    return next(p for p in PROVIDERS if p.name == name)
+
+
 def for_path(path: str, providers: tuple[Provider, ...] | None = None) -> Provider | None:
-    return by_extension(providers).get(os.path.splitext(path)[1].lower())
+    extensions = by_extension(providers)
+    return extensions.get(os.path.splitext(path)[1].lower())
 
 
 def require_any(providers: tuple[Provider, ...] | None = None) -> tuple[Provider, ...]:
-    """The providers whose grammar loads; raises ``GrammarMissing`` when there are none."""
+    """The providers whose grammar is installed; raises ``GrammarMissing`` when there are
+    none. Nothing is imported: a grammar found but broken fails when a file needs it."""
     providers = PROVIDERS if providers is None else providers
-    usable = tuple(p for p in providers if p.available())
+    usable = tuple(p for p in providers if p.installed())
     if not usable:
         reasons = "; ".join(p.failure or p.grammar_module for p in providers)
         raise GrammarMissing(

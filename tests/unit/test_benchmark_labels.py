@@ -17,6 +17,7 @@ LABELS = (
     "benchmarks/rules/shop-tasks.jsonl",
     "benchmarks/quality/paraphrase.jsonl",
     "benchmarks/quality/eval.jsonl",
+    "benchmarks/code_lens_entry_points.jsonl",
 )
 # What a label commit may also touch: the benchmarks' own files and prose.
 ALLOWED_BESIDE = ("benchmarks/", "README.md", "AGENTS.md", "docs/")

@@ -120,6 +120,37 @@ def test_provider_classifies_every_occurrence_once(name, env):
     assert [row["scope"] for row in helper_call] == ["Greeter.greet"]
 
 
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_provider_tells_a_method_call_through_an_object_from_a_bare_call(name):
+    # the map's ranking lets a bare name reach functions and classes only: `g.greet()` must
+    # say it went through an object, `helper()` must not
+    _err, _defs, occurrences = engine.extract(PROVIDERS[name], _sample(name).read_bytes())
+    through = {
+        symbol: sorted(
+            (line, engine.kind(code), engine.through(code)) for _b, line, _c, code in rows
+        )
+        for symbol, rows in occurrences.items()
+        if symbol in ("helper", "greet")
+    }
+    for symbol, rows in through.items():
+        for line, kind, dotted in rows:
+            assert dotted == (symbol == "greet" and kind != "definition"), (symbol, line, kind)
+
+
+@pytest.mark.parametrize("name", sorted(DEFINITIONS))
+def test_provider_definition_pattern_never_misses_a_definition_its_query_finds(name):
+    # `defs` parses only files the pattern matches: a definition it missed would vanish
+    provider = PROVIDERS[name]
+    for stem in ("sample", "broken"):
+        source = _sample(name, stem).read_bytes()
+        for d in engine.extract(provider, source)[1]:
+            pattern = provider.definition_pattern(d[0])
+            assert pattern is None or pattern.search(source), (stem, d)
+    pattern = provider.definition_pattern("helper")
+    if pattern is not None:  # and it tells a use from a definition
+        assert not pattern.search(b"helper(1)\nx = helper\n")
+
+
 @pytest.mark.parametrize("name", sorted(DEFINITIONS))
 def test_provider_reads_a_file_with_a_syntax_error_with_recovery(name, env):
     path = str(_sample(name, "broken"))

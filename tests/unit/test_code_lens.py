@@ -83,21 +83,131 @@ RANKED = {
 }
 
 
-def test_map_divides_a_shared_name_by_its_definitions_and_excludes_dunders(tmp_path, env):
+def _names(page: dict) -> list[str]:
+    return [e["name"] for e in page["entries"]]
+
+
+def test_map_ranks_a_class_other_files_import_above_a_parameter_repeated_everywhere(tmp_path, env):
+    # the failure: ranked by raw counts, `scope` and `path` (parameters and locals spelled
+    # like App's methods) led the map and the class every handler imports did not
+    handler = """
+        from app import App
+
+        def handle(scope, receive):
+            path = scope["path"]
+            if scope["type"] == "http":
+                scope["x"] = path
+            return App, scope, path
+    """
+    app = """
+        class App:
+            def scope(self):
+                return {}
+
+            def path(self):
+                return "/"
+    """
+    root = _write(tmp_path / "tree", {"app.py": app, **{f"h{i}.py": handler for i in range(4)}})
+    page = index.repo_map(str(root), env)
+    by_name = {e["name"]: e for e in page["entries"]}
+    assert _names(page)[0] == "App"
+    assert (by_name["App"]["referenced_from"], by_name["App"]["references"]) == (4, 8)
+    # a bare `scope` is a parameter, never App.scope (a method is reached through an object)
+    assert by_name["scope"]["score"] == by_name["path"]["score"] == 0
+    assert by_name["handle"]["score"] == 0  # each file's own: no other file uses it
+
+
+def test_map_splits_a_shared_name_among_its_definitions_and_excludes_dunders(tmp_path, env):
     root = _write(tmp_path / "tree", RANKED)
     page = index.repo_map(str(root), env)
     by_name = {e["name"]: e for e in page["entries"]}
-    # info: 3 definitions + 9 reads = 12 occurrences, shared by 3 definitions -> 4
-    assert (by_name["info"]["occurrences"], by_name["info"]["definitions"]) == (12, 3)
-    assert by_name["info"]["score"] == 4
     assert by_name["info"]["kinds"] == {"method": 3}
-    # solo: 1 definition + 1 import + 4 calls -> 6, so it outranks the thrice-defined info
-    assert by_name["solo"]["score"] == 6
-    names = [e["name"] for e in page["entries"]]
-    assert names.index("solo") < names.index("info")
-    assert "__init__" not in names
+    assert (by_name["info"]["definitions"], by_name["info"]["references"]) == (3, 9)
+    # solo: an import and 4 calls by bare name; info: 9 reads through objects, which name
+    # no receiver and weigh half
+    assert (by_name["solo"]["references"], by_name["solo"]["referenced_from"]) == (5, 1)
+    assert _names(page)[0] == "solo"
+    assert "__init__" not in _names(page)
     assert page["dunders_excluded"] == {"names": 1, "definitions": 2}
-    assert page["total"] == page["returned"] == len(names) == 5  # A B C info solo
+    assert page["total"] == page["returned"] == 5  # A B C info solo
+    assert page["entry_files"] == []  # no __init__.py: every walk starts at a reference
+
+
+def test_map_leaves_out_a_name_defined_in_nearly_every_file_and_says_so(tmp_path, env):
+    files = {f"m{i}.py": f"def run():\n    pass\n\ndef only_{i}():\n    run()\n" for i in range(8)}
+    files["main.py"] = "from m0 import run, only_0\nrun()\nonly_0()\n"
+    root = _write(tmp_path / "tree", files)
+    page = index.repo_map(str(root), env)
+    assert "run" not in _names(page)
+    assert page["everywhere_excluded"] == {"names": 1, "definitions": 8, "more_files_than": 5}
+    assert _names(page)[0] == "only_0"
+    text = cli.render.map_page(page)
+    assert "names defined in more than 5 files (8 definitions of 1 name)" in text
+
+
+def test_map_focus_ranks_the_tree_as_seen_from_the_named_path(tmp_path, env, capsys):
+    files = {
+        "lib/alpha.py": "class Alpha:\n    pass\n",
+        "lib/beta.py": "class Beta:\n    pass\n",
+        "a/x.py": "from lib.alpha import Alpha\nAlpha()\n",
+        **{f"b/y{i}.py": "from lib.beta import Beta\nBeta()\n" for i in range(3)},
+    }
+    root = _write(tmp_path / "tree", files)
+    assert _names(index.repo_map(str(root), env))[:2] == ["Beta", "Alpha"]
+    seen_from_a = index.repo_map(str(root), env, focus=[str(root / "a")])
+    assert _names(seen_from_a)[0] == "Alpha" and seen_from_a["focus"] == [str(root / "a")]
+    code, out, _ = _run(["map", str(root), "--focus", str(root / "a" / "x.py")], env)
+    assert code == cli.ExitStatus.OK
+    assert "seen from" in out and out.index(" Alpha ") < out.index(" Beta ")
+    code, _, err = _run(["map", str(root / "lib"), "--focus", str(root / "a")], env)
+    assert code == cli.ExitStatus.USAGE and "is not inside" in err
+
+
+def test_map_takes_no_builtin_spelling_for_a_use_of_the_trees_definition(tmp_path, env):
+    # `.append()` on a list and a bare `len()` mean the language's own, not Bag.append or
+    # the tree's len
+    coll = "class Bag:\n    def append(self, x):\n        pass\n\ndef len(x):\n    pass\n\n"
+    coll += "def helper():\n    pass\n"
+    user = "from coll import helper\nxs = []\n" + "xs.append(1)\nlen(xs)\n" * 20 + "helper()\n"
+    root = _write(tmp_path / "tree", {"coll.py": coll, **{f"u{i}.py": user for i in range(3)}})
+    page = index.repo_map(str(root), env)
+    by_name = {e["name"]: e for e in page["entries"]}
+    assert _names(page)[0] == "helper"
+    assert by_name["append"]["score"] == by_name["len"]["score"] == 0
+
+
+def test_map_gives_nothing_to_a_function_defined_inside_another(tmp_path, env):
+    util = "def outer():\n    def callback():\n        pass\n    return callback\n\n"
+    util += "def real():\n    pass\n"
+    user = "from util import real\n\ndef go(callback=None):\n"
+    user += "    callback()\n    callback()\n    real()\n"
+    root = _write(tmp_path / "tree", {"util.py": util, **{f"m{i}.py": user for i in range(3)}})
+    page = index.repo_map(str(root), env)
+    by_name = {e["name"]: e for e in page["entries"]}
+    assert _names(page)[0] == "real"
+    assert by_name["callback"]["score"] == 0  # outer's own: no other file can name it
+
+
+def test_map_counts_what_other_files_use_not_what_a_file_uses_of_itself(tmp_path, env):
+    big = "def busy():\n    pass\n\n" + "busy()\n" * 30 + "\ndef shared():\n    pass\n"
+    user = "from big import shared\nshared()\n"
+    root = _write(tmp_path / "tree", {"big.py": big, "u1.py": user, "u2.py": user})
+    page = index.repo_map(str(root), env)
+    assert _names(page) == ["shared", "busy"]
+    assert page["entries"][1]["score"] == 0
+
+
+def test_map_starts_half_its_walks_at_the_package_entry_file(tmp_path, env):
+    files = {
+        "pkg/__init__.py": "from pkg.core import Public\n",
+        "pkg/core.py": "class Public:\n    pass\n\nclass Internal:\n    pass\n",
+        **{f"pkg/m{i}.py": "from pkg.core import Internal\nInternal()\n" for i in range(2)},
+    }
+    root = _write(tmp_path / "tree", files)
+    page = index.repo_map(str(root), env)
+    assert page["entry_files"] == [str(root / "pkg" / "__init__.py")]
+    assert _names(page)[:2] == ["Public", "Internal"]
+    assert "half the walk starts at" in cli.render.map_page(page)
 
 
 def test_map_is_capped_and_says_what_it_left_out(tmp_path, env):
@@ -117,7 +227,7 @@ def test_one_identifier_matched_by_several_patterns_is_one_row():
     source = b"g.greet()\nh = g.greet\ngreet\n"
     _err, _defs, occurrences = engine.extract(provider, source)
     rows = occurrences["greet"]
-    assert [(line, engine.KINDS[code]) for _b, line, _c, code in rows] == [
+    assert [(line, engine.kind(code)) for _b, line, _c, code in rows] == [
         (1, "call"),
         (2, "attribute"),
         (3, "name"),
@@ -221,7 +331,7 @@ def test_a_repeat_call_on_an_unchanged_tree_parses_nothing(tmp_path, env):
     (root / "use.py").write_text((root / "use.py").read_text() + "solo()\n")
     third = index.repo_map(str(root), env)
     assert (third["files"]["parsed"], third["files"]["from_cache"]) == (1, 1)
-    assert {e["name"]: e["occurrences"] for e in third["entries"]}["solo"] == 7
+    assert {e["name"]: e["references"] for e in third["entries"]}["solo"] == 6
     assert Path(first["files"]["cache"]).parent == Path(env["RELORE_CODE_CACHE"])
 
 
@@ -249,7 +359,7 @@ def test_the_lens_writes_nothing_into_the_tree(tmp_path, env):
         ["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True
     ).stdout
     assert after == status
-    assert list(Path(env["RELORE_CODE_CACHE"]).glob("*.marshal"))
+    assert list(Path(env["RELORE_CODE_CACHE"]).rglob("*.marshal"))
 
 
 def test_the_default_cache_is_under_xdg_or_home_never_the_tree(tmp_path):
@@ -322,3 +432,149 @@ def test_a_path_named_inside_an_ignored_directory_is_read(tmp_path, env):
     page = index.repo_map(str(root / ".venv" / "lib" / "site"), env)
     assert [e["name"] for e in page["entries"]] == ["wanted"]
     assert page["files"]["listing"] == "walk"
+
+
+def test_defs_and_refs_take_the_tree_as_a_positional_like_map(tmp_path, env):
+    root = _write(tmp_path / "tree", RANKED)
+    for verb in ("defs", "refs"):
+        code, positional, err = _run([verb, "info", str(root), "--json"], env)
+        assert code == cli.ExitStatus.OK, err
+        code, option, _ = _run([verb, "info", "--path", str(root), "--json"], env)
+        assert code == cli.ExitStatus.OK
+        assert (
+            json.loads(positional)["total"]
+            == json.loads(option)["total"]
+            == 3 + (verb == "refs") * 9
+        )
+        code, _, err = _run([verb, "info", str(root), "--path", str(tmp_path)], env)
+        assert code == cli.ExitStatus.USAGE and "given twice" in err
+
+
+def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(tmp_path, env):
+    # stat-only revalidation: the inode tells a replaced file from the one cached
+    root = _write(tmp_path / "tree", {"m.py": "def alpha():\n    pass\n"})
+    assert index.defs("alpha", str(root), env)["total"] == 1
+    old = (root / "m.py").stat()
+    (tmp_path / "new.py").write_text("def omega():\n    pass\n")  # same length
+    os.utime(tmp_path / "new.py", ns=(old.st_atime_ns, old.st_mtime_ns))
+    os.replace(tmp_path / "new.py", root / "m.py")
+    new = (root / "m.py").stat()
+    assert (new.st_size, new.st_mtime_ns) == (old.st_size, old.st_mtime_ns)
+    assert new.st_ino != old.st_ino
+    assert index.defs("omega", str(root), env)["total"] == 1
+    assert index.defs("alpha", str(root), env)["total"] == 0
+
+
+class _Opens:
+    """Counts the source files the lens opens (``index`` reads through its ``open``)."""
+
+    def __init__(self, monkeypatch):
+        self.paths: list[str] = []
+        monkeypatch.setattr(index, "open", self, raising=False)
+
+    def __call__(self, path, *args, **kwargs):
+        self.paths.append(str(path))
+        return open(path, *args, **kwargs)
+
+
+def test_a_repeat_refs_opens_no_file_that_cannot_hold_the_name(tmp_path, env, monkeypatch):
+    files = {f"other{i}.py": f"def unrelated_{i}():\n    pass\n" for i in range(30)}
+    root = _write(tmp_path / "tree", {**files, "has.py": "def needle():\n    pass\n"})
+    first = index.refs("needle", str(root), env)
+    assert (first["files"]["parsed"], first["files"]["without_name"]) == (1, 30)
+    opens = _Opens(monkeypatch)
+    again = index.refs("needle", str(root), env)
+    assert (again["files"]["parsed"], again["files"]["from_cache"]) == (0, 1)
+    assert again["files"]["without_name"] == 30
+    assert [os.path.basename(p) for p in opens.paths] == ["has.py"]  # its line, for the row
+    # after a map (every file parsed) any name is answered from the cache's name postings
+    index.repo_map(str(root), env)
+    opens.paths.clear()
+    page = index.defs("unrelated_7", str(root), env)
+    assert page["total"] == 1 and page["files"]["parsed"] == 0
+    assert [os.path.basename(p) for p in opens.paths] == ["other7.py"]
+
+
+def test_refs_parses_no_file_where_the_name_is_only_part_of_a_longer_word(tmp_path, env):
+    root = _write(
+        tmp_path / "tree",
+        {"a.py": "parser = urlparse(x)\n# reparsed\n", "b.py": "parse(1)\n"},
+    )
+    page = index.refs("parse", str(root), env)
+    assert (page["files"]["parsed"], page["files"]["without_name"]) == (1, 1)
+    assert page["total"] == 1
+
+
+def test_defs_parses_no_python_file_that_only_uses_the_name(tmp_path, env):
+    files = {f"use{i}.py": "from lib import target\ntarget()\n" for i in range(5)}
+    root = _write(tmp_path / "tree", {**files, "lib.py": "async def target():\n    pass\n"})
+    page = index.defs("target", str(root), env)
+    assert page["total"] == 1
+    assert (page["files"]["parsed"], page["files"]["without_definition"]) == (1, 5)
+    again = index.defs("target", str(root), env)
+    assert (again["files"]["parsed"], again["files"]["without_definition"]) == (0, 5)
+    refs = index.refs("target", str(root), env)  # a use is still a reference
+    assert refs["total"] == 11 and refs["files"]["parsed"] == 5
+
+
+def test_a_changed_file_is_answered_from_its_new_text_not_the_cached_names(tmp_path, env):
+    root = _write(tmp_path / "tree", {"m.py": "def needle():\n    pass\n", "n.py": "x = 1\n"})
+    assert index.refs("needle", str(root), env)["total"] == 1
+    index.repo_map(str(root), env)
+    (root / "m.py").write_text("def thread():\n    pass\n\n\nthread()\n")
+    assert index.refs("needle", str(root), env)["total"] == 0
+    (root / "n.py").write_text("needle = 2\n")
+    page = index.refs("needle", str(root), env)
+    assert page["total"] == 1 and page["references"][0]["path"].endswith("n.py")
+
+
+def test_a_cache_whose_records_are_gone_is_read_again(tmp_path, env):
+    root = _write(tmp_path / "tree", RANKED)
+    first = index.repo_map(str(root), env)
+    for segment in Path(first["files"]["cache"]).glob("seg-*.marshal"):
+        segment.unlink()
+    again = index.repo_map(str(root), env)
+    assert again["files"]["parsed"] == 2 and again["entries"] == first["entries"]
+    for names in Path(first["files"]["cache"]).glob("names-*.marshal"):
+        names.unlink()
+    page = index.refs("info", str(root), env)
+    assert page["total"] == 12  # nothing known of the names: every file read again
+
+
+def test_a_cold_scan_on_several_processes_gives_what_one_process_gives(tmp_path, env):
+    body = (
+        "from lib import shared\n\n\nclass K{i}:\n    def go(self):\n        return shared({i})\n"
+    )
+    files = {f"pkg/m{i:03d}.py": body.format(i=i) for i in range(index.POOL_MIN_FILES + 6)}
+    files["lib.py"] = "def shared(x):\n    return x\n"
+    root = _write(tmp_path / "tree", files)
+    before = engine.parses
+    several = index.scan(str(root), env, workers=2, occurrences=True)
+    assert several.files["workers"] == 2 and several.files["parsed"] == len(files)
+    assert engine.parses == before  # every parse ran in a worker process
+    alone = index.scan(str(root), {**env, "RELORE_CODE_CACHE": str(tmp_path / "c1")})
+    assert alone.files["workers"] == 1
+    assert [(rel, r.definitions, r.counts) for rel, _l, r in several.records] == [
+        (rel, r.definitions, r.counts) for rel, _l, r in alone.records
+    ]
+    cached = index.scan(str(root), env, workers=2, occurrences=True)
+    assert cached.files["from_cache"] == len(files) and cached.records == several.records
+
+
+def test_records_of_deleted_files_are_compacted_away(tmp_path, env, monkeypatch):
+    from relore.client.code import cache
+
+    monkeypatch.setattr(cache, "COMPACT_BYTES", 0)
+    files = {f"m{i}.py": f"def f{i}():\n    pass\n\n\nf{i}()\n" * 20 for i in range(10)}
+    root = _write(tmp_path / "tree", files)
+    first = index.repo_map(str(root), env)
+    where = Path(first["files"]["cache"])
+    (segment,) = where.glob("seg-*.marshal")
+    size = segment.stat().st_size
+    for i in range(2, 10):
+        (root / f"m{i}.py").unlink()
+    page = index.repo_map(str(root), env)
+    assert _names(page) == ["f0", "f1"] and page["files"]["from_cache"] == 2
+    (compacted,) = where.glob("seg-*.marshal")
+    assert compacted != segment and compacted.stat().st_size < size / 3
+    assert index.repo_map(str(root), env)["entries"] == page["entries"]

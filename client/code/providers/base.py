@@ -18,6 +18,8 @@ tree-sitter and the grammar are imported only here, lazily, on first use by a co
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import re
 from typing import Any
 
 
@@ -34,6 +36,14 @@ class Provider:
     references: str = ""
     # definition kinds whose directly nested functions are methods
     method_containers: frozenset[str] = frozenset({"class"})
+    # For ``relore map``, which matches references to definitions by spelling: the
+    # language's own functions (a bare ``len(x)`` means the built-in, not a tree's ``len``)
+    # and its built-in types' methods (``.append(...)`` means a list's).
+    builtin_names: frozenset[str] = frozenset()
+    builtin_methods: frozenset[str] = frozenset()
+    # the files that declare a package's public surface (the shallowest ones are the map's
+    # default vantage point)
+    entry_files: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self._loaded: tuple[Any, Any, Any, Any] | None = None
@@ -68,9 +78,38 @@ class Provider:
             return False
         return True
 
+    def installed(self) -> bool:
+        """tree-sitter and the grammar can be found, without importing either (a cached
+        answer never loads them); a grammar that is found but fails to load says so when a
+        file needs it (``load`` raises)."""
+        if self._loaded is not None:
+            return True
+        if self._failure is not None:
+            return False
+        for module in ("tree_sitter", self.grammar_module):
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                self._failure = f"{module}: not installed"
+                return False
+        return True
+
     @property
     def failure(self) -> str | None:
         return self._failure
+
+    def definition_pattern(self, name: str) -> re.Pattern[bytes] | None:
+        """What a file's bytes must hold to define ``name`` (a superset of what the
+        definitions query finds: it may match more, never less), so ``defs`` parses no file
+        that cannot define it. None: the language has no such spelling (a JavaScript method
+        has no keyword), and every file holding the name is parsed."""
+        return None
+
+    def is_private(self, name: str) -> bool:
+        """A name the language or its convention keeps inside its module."""
+        return name.startswith("_")
 
     def qualifier(self, definition_node: Any, source: bytes) -> str | None:
         """A scope that is not an enclosing block (Go's method receiver). Default: none."""

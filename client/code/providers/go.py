@@ -34,6 +34,10 @@ class GoProvider(Provider):
     (type_identifier) @name
     """
     method_containers = frozenset({"interface"})
+    builtin_names = frozenset(
+        "append cap clear close complex copy delete imag len make max min new panic print "
+        "println real recover".split()
+    )
 
     def qualifier(self, definition_node: Any, source: bytes) -> str | None:
         if definition_node.type != "method_declaration":

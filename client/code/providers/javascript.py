@@ -27,12 +27,30 @@ REFERENCES = """
 """
 
 
+# The globals and the built-in prototypes' methods (Array, String, Object, Map, Set, Promise)
+BUILTIN_NAMES = frozenset(
+    "Array Boolean Date Error JSON Map Math Number Object Promise Proxy Reflect RegExp Set "
+    "String Symbol WeakMap WeakSet console decodeURIComponent encodeURIComponent isNaN "
+    "parseFloat parseInt require setInterval setTimeout clearInterval clearTimeout".split()
+)
+BUILTIN_METHODS = frozenset(
+    "add apply bind call catch charAt clear concat delete endsWith entries every fill filter "
+    "finally find findIndex flat flatMap forEach get has hasOwnProperty includes indexOf join "
+    "keys lastIndexOf log map match pop push reduce replace reverse set shift slice some sort "
+    "splice split startsWith then toLowerCase toString toUpperCase trim unshift values warn "
+    "error".split()
+)
+
+
 class JavaScriptProvider(Provider):
     name = "javascript"
     extensions = (".js", ".mjs", ".cjs", ".jsx")
     grammar_module = "tree_sitter_javascript"
     definitions = DEFINITIONS
     references = REFERENCES
+    builtin_names = BUILTIN_NAMES
+    builtin_methods = BUILTIN_METHODS
+    entry_files = ("index.js", "index.mjs", "index.cjs", "index.jsx")
 
 
 PROVIDERS = (JavaScriptProvider(),)

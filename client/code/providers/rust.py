@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from relore.client.code.providers.base import Provider
 
 
@@ -41,6 +43,24 @@ class RustProvider(Provider):
     (type_identifier) @name
     """
     method_containers = frozenset({"scope", "trait"})
+    # the prelude's macros and the methods of Option, Result, Vec, String, iterators
+    builtin_names = frozenset(
+        "assert assert_eq assert_ne dbg eprintln format matches panic print println todo "
+        "unimplemented unreachable vec write writeln Some None Ok Err Box Vec String".split()
+    )
+    builtin_methods = frozenset(
+        "and_then as_ref as_mut as_str clone cloned collect contains expect extend filter get "
+        "insert into into_iter is_empty is_none is_some iter iter_mut len map map_err ok "
+        "ok_or push remove to_owned to_string unwrap unwrap_or unwrap_or_default "
+        "unwrap_or_else".split()
+    )
+    entry_files = ("lib.rs", "main.rs")
+
+    def definition_pattern(self, name: str) -> re.Pattern[bytes] | None:
+        # every definition the query finds follows its keyword (`fn`, `struct`, …,
+        # `macro_rules!`); `r#name` is another identifier's spelling and is not matched
+        keywords = rb"(?:fn|struct|enum|union|trait|type|mod|macro_rules!)"
+        return re.compile(keywords + rb"\s+" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
 
 
 PROVIDERS = (RustProvider(),)

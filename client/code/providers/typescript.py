@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from relore.client.code.providers.base import Provider
-from relore.client.code.providers.javascript import DEFINITIONS, REFERENCES
+from relore.client.code.providers.javascript import (
+    BUILTIN_METHODS,
+    BUILTIN_NAMES,
+    DEFINITIONS,
+    REFERENCES,
+)
 
 TS_DEFINITIONS = (
     DEFINITIONS
@@ -32,12 +37,16 @@ class TypeScriptProvider(Provider):
     grammar_function = "language_typescript"
     definitions = TS_DEFINITIONS
     references = TS_REFERENCES
+    builtin_names = BUILTIN_NAMES
+    builtin_methods = BUILTIN_METHODS
+    entry_files = ("index.ts", "index.mts", "index.cts")
 
 
 class TsxProvider(TypeScriptProvider):
     name = "tsx"
     extensions = (".tsx",)
     grammar_function = "language_tsx"
+    entry_files = ("index.tsx",)
 
 
 PROVIDERS = (TypeScriptProvider(), TsxProvider())

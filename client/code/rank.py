@@ -1,0 +1,296 @@
+"""``relore map``'s order: how the tree uses its definitions, not how often a word appears.
+
+The tree is a graph of files (aider's repository map: PageRank over a file graph whose edges
+are identifier references from the referencing file to the defining file). A file passes
+its weight to the files defining the names it references; a file's weight is its PageRank,
+and a name's score is the weight flowing into it. So a name many weighty files use outranks
+one a single file uses a hundred times, and a file's references to its own definitions are
+not edges: the map is about what the rest of the tree uses.
+
+References are matched to definitions by spelling (no imports, no types are resolved), so
+each reference is read with the corrections a reader would make:
+
+- **Kind.** A bare name (``Request`` in an import, ``scope`` as a parameter, ``helper()``)
+  can mean a function, class or type, never a method, which is reached through an object
+  (``request.scope``, ``client.get(...)``: ``engine.THROUGH``). A reference through an
+  object names no receiver, so it weighs ``THROUGH_WEIGHT``.
+- **Local.** A definition inside a function is that function's: no other file can name it.
+- **The language's own.** A bare name the language defines (``len``, ``print``) means the
+  built-in; a method of a built-in type reached through an object (``.items()``,
+  ``.append(...)``) means that type's. The provider lists both; such references are not
+  edges.
+- **Ambiguity.** A reference to a name several files define is split evenly among them;
+  one defined in more than ``AMBIGUOUS_FILES`` files weighs ``AMBIGUOUS_WEIGHT`` (aider),
+  and one defined in more than ``EVERYWHERE_SHARE`` of the defining files (and more than
+  ``AMBIGUOUS_FILES``) says nothing about any of them: it is left out and counted, as
+  dunders are.
+- **Privacy.** A private name (``_helper``) weighs ``PRIVATE_WEIGHT`` (aider).
+- **Repetition.** ``n`` references from one file to one name weigh ``sqrt(n)`` (aider).
+
+Where the walk starts (personalisation): at a reference, not at a file, so a generated table
+naming one class is one reference's worth, not a whole file's; a file passes on its weight
+in proportion to its references, up to a typical file's (the median), and the rest returns
+to the start. Half the starts are at the package's entry files (the shallowest
+``__init__.py``, ``index.ts``, ``lib.rs``…: what its users import), when they reference
+anything. ``focus`` (the caller's paths) replaces both: every start is there, and the map is
+the tree as seen from it.
+
+``THROUGH_WEIGHT``, ``ENTRY_SHARE``, the self-reference rule and the median cap were chosen
+by reading the maps of five installed packages (requests, jinja2, uvicorn, werkzeug, rich),
+never of the held-out ones whose entry points ``benchmarks/code_lens.py --entry-points``
+checks. Pure standard library: the client imports no numeric package.
+"""
+
+from __future__ import annotations
+
+import math
+
+from relore.client.code import registry
+
+SCORE = "how the tree's other files use it (PageRank over their references)"
+DAMPING = 0.85
+TOLERANCE = 1e-6  # L1 change of the rank vector (which sums to 1)
+MAX_ITERATIONS = 100
+AMBIGUOUS_FILES = 5
+AMBIGUOUS_WEIGHT = 0.1
+EVERYWHERE_SHARE = 0.1
+PRIVATE_WEIGHT = 0.1
+THROUGH_WEIGHT = 0.5
+ENTRY_SHARE = 0.5
+# definition kinds reached through an object, never by a bare name
+METHOD_KINDS = frozenset({"method"})
+# a definition directly inside one of these is local to it
+FUNCTION_KINDS = frozenset({"function", "method"})
+
+
+def is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def pagerank(
+    edges: list[list[tuple[int, float]]], targets: list[list[int]], personal: list[float]
+) -> tuple[list[float], list[float]]:
+    """Power iteration over files → targets → files.
+
+    ``edges[f]`` is file f's ``(target, weight)`` list, ``targets[t]`` the files target t
+    spreads evenly over, ``personal`` where a walk starts (sums to 1). A file passes on
+    ``weight / max(its total, the median total)`` along each edge; what it keeps back (all
+    of it, for a file with no edge) starts again from ``personal``. Returns the files' ranks
+    and each target's inflow at them.
+    """
+    n = len(edges)
+    totals = [sum(w for _t, w in out) for out in edges]
+    positive = sorted(t for t in totals if t > 0)
+    typical = positive[len(positive) // 2] if positive else 1.0
+    shares = []
+    passed = []
+    for f in range(n):
+        total = max(totals[f], typical)
+        shares.append([(t, w / total) for t, w in edges[f]])
+        passed.append(totals[f] / total)
+    rank = list(personal)
+    inflow = [0.0] * len(targets)
+    for _ in range(MAX_ITERATIONS):
+        inflow = [0.0] * len(targets)
+        restart = 0.0
+        for f in range(n):
+            r = rank[f]
+            restart += r * (1.0 - passed[f])
+            for t, share in shares[f]:
+                inflow[t] += r * share
+        new = [(1.0 - DAMPING + DAMPING * restart) * p for p in personal]
+        for t, flow in enumerate(inflow):
+            if flow:
+                each = DAMPING * flow / len(targets[t])
+                for f in targets[t]:
+                    new[f] += each
+        change = sum(abs(a - b) for a, b in zip(new, rank, strict=True))
+        rank = new
+        if change < TOLERANCE:
+            break
+    return rank, inflow
+
+
+class _Targets:
+    """Each name's two targets: every definer (through an object) and the definers a bare
+    name can reach (functions, classes, types)."""
+
+    def __init__(self) -> None:
+        self.files: list[list[int]] = []
+        self.of: dict[str, tuple[int, int | None]] = {}
+
+    def add(self, name: str, through: list[int], bare: list[int]) -> None:
+        self.files.append(through)
+        bare_target = None
+        if bare:
+            self.files.append(bare)
+            bare_target = len(self.files) - 1
+        self.of[name] = (len(self.files) - 1 - (bare_target is not None), bare_target)
+
+
+def rank(
+    records: list[tuple[str, str, tuple]],
+    focus: list[str] | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+) -> tuple[list[dict], int, dict]:
+    """The entries from ``offset`` (``limit`` of them, or all), best first; how many names
+    were ranked; and what the ranking left out or started from.
+
+    ``records`` are ``(relative path, language, record)`` as ``index.scan`` returns them;
+    ``focus`` lists relative paths (a directory ends ``/``; ``""`` is the whole root). An
+    entry's ``places`` are its definitions, the most used first.
+    """
+    providers = {p.name: p for p in registry.PROVIDERS}
+    files = [rel for rel, _language, _record in records]
+    position = {rel: i for i, rel in enumerate(files)}
+    definitions: dict[str, list[tuple[str, tuple]]] = {}
+    local: set[tuple[str, int]] = set()  # (file, name byte) of definitions in a function
+    dunder_names: set[str] = set()
+    dunder_defs = defining_files = 0
+    for rel, _language, record in records:
+        defining_files += bool(record.definitions)
+        kind_of = {d[2]: d[1] for d in record.definitions}
+        for d in record.definitions:
+            if is_dunder(d[0]):
+                dunder_names.add(d[0])
+                dunder_defs += 1
+                continue
+            definitions.setdefault(d[0], []).append((rel, d))
+            if kind_of.get(d[2].rpartition(".")[0]) in FUNCTION_KINDS:
+                local.add((rel, d[7]))
+    everywhere = max(AMBIGUOUS_FILES, EVERYWHERE_SHARE * defining_files)
+    excluded: dict[str, int] = {}
+    targets = _Targets()
+    for name, places in list(definitions.items()):
+        if len({rel for rel, _d in places}) > everywhere:
+            excluded[name] = len(places)
+            del definitions[name]
+            continue
+        reachable = [(rel, d) for rel, d in places if (rel, d[7]) not in local]
+        if reachable:
+            targets.add(
+                name,
+                sorted({position[rel] for rel, _d in reachable}),
+                sorted({position[rel] for rel, d in reachable if d[1] not in METHOD_KINDS}),
+            )
+    edges, references, referenced_from = _edges(records, targets, providers)
+    personal, entry = _personalisation(records, focus, edges, providers)
+    ranks, inflow = pagerank(edges, targets.files, personal) if files else ([], [])
+    scale = len(files)  # a name receiving one average file's weight scores 1
+    order = []
+    for name, places in definitions.items():
+        flow = sum(inflow[t] for t in targets.of.get(name, ()) if t is not None)
+        best_file = max(ranks[position[rel]] for rel, _d in places)
+        order.append((-flow, -best_file, name))
+    order.sort()
+    entries = []
+    for _flow, _best, name in order[offset : None if limit is None else offset + limit]:
+        per_file: dict[int, float] = {}
+        for t in targets.of.get(name, ()):
+            if t is not None:
+                for f in targets.files[t]:
+                    per_file[f] = per_file.get(f, 0.0) + inflow[t] / len(targets.files[t])
+        places = definitions[name]
+        entries.append(
+            {
+                "name": name,
+                "score": -_flow * scale,
+                "references": references.get(name, 0),
+                "referenced_from": referenced_from.get(name, 0),
+                "definitions": len(places),
+                "places": sorted(
+                    places,
+                    key=lambda p: (-per_file.get(position[p[0]], 0.0), p[0], p[1][3]),
+                ),
+            }
+        )
+    info = {
+        "dunders": {"names": len(dunder_names), "definitions": dunder_defs},
+        "everywhere": {
+            "names": len(excluded),
+            "definitions": sum(excluded.values()),
+            "more_files_than": math.floor(everywhere),
+        },
+        "entry_files": entry,
+    }
+    return entries, len(order), info
+
+
+def _edges(records, targets: _Targets, providers: dict) -> tuple[list, dict, dict]:
+    """Each file's ``(target, weight)`` edges, and per name its references (kept after the
+    corrections) and the files they come from."""
+    edges: list[list[tuple[int, float]]] = []
+    references: dict[str, int] = {}
+    referenced_from: dict[str, int] = {}
+    for _rel, language, record in records:
+        provider = providers.get(language)
+        builtin_names = provider.builtin_names if provider else frozenset()
+        builtin_methods = provider.builtin_methods if provider else frozenset()
+        is_private = provider.is_private if provider else (lambda name: name.startswith("_"))
+        own = {d[0] for d in record.definitions}
+        out: list[tuple[int, float]] = []
+        for name, (bare, through) in record.counts.items():
+            target = targets.of.get(name)
+            if target is None or name in own:
+                continue
+            if target[1] is None or name in builtin_names:
+                bare = 0
+            if name in builtin_methods:
+                through = 0
+            if not bare and not through:
+                continue
+            weight = PRIVATE_WEIGHT if is_private(name) else 1.0
+            if len(targets.files[target[0]]) > AMBIGUOUS_FILES:
+                weight *= AMBIGUOUS_WEIGHT
+            if through:
+                out.append((target[0], THROUGH_WEIGHT * weight * math.sqrt(through)))
+            if bare:
+                out.append((target[1], weight * math.sqrt(bare)))
+            references[name] = references.get(name, 0) + bare + through
+            referenced_from[name] = referenced_from.get(name, 0) + 1
+        edges.append(out)
+    return edges, references, referenced_from
+
+
+def _normalised(mass: list[float]) -> list[float] | None:
+    total = sum(mass)
+    return [m / total for m in mass] if total > 0 else None
+
+
+def _personalisation(
+    records, focus: list[str] | None, edges: list, providers: dict
+) -> tuple[list[float], list[str]]:
+    """Where walks start, and the entry files among those starts (empty with ``focus``)."""
+    files = [rel for rel, _language, _record in records]
+    if not files:
+        return [], []
+    mass = [sum(w for _t, w in out) for out in edges]
+    uniform = [1.0 / len(files)] * len(files)
+    if focus:
+        chosen = [
+            any(f == "" or rel == f or (f.endswith("/") and rel.startswith(f)) for f in focus)
+            for rel in files
+        ]
+        return (
+            _normalised([m if c else 0.0 for m, c in zip(mass, chosen, strict=True)])
+            or _normalised([float(c) for c in chosen])
+            or uniform
+        ), []
+    by_references = _normalised(mass) or uniform
+    entries = [
+        i
+        for i, (rel, language, _record) in enumerate(records)
+        if language in providers and rel.rsplit("/", 1)[-1] in providers[language].entry_files
+    ]
+    if entries:
+        depth = min(files[i].count("/") for i in entries)
+        entries = [i for i in entries if files[i].count("/") == depth]
+    at_entries = _normalised([mass[i] if i in entries else 0.0 for i in range(len(files))])
+    if at_entries is None:
+        return by_references, []
+    personal = [
+        (1.0 - ENTRY_SHARE) * b + ENTRY_SHARE * e
+        for b, e in zip(by_references, at_entries, strict=True)
+    ]
+    return personal, [files[i] for i in entries if mass[i] > 0]
