@@ -239,7 +239,7 @@ def _files_line(files: dict) -> str:
         parts.append(f"{n} {language} not read: no grammar (pip install 'relore[code]')")
     if files["skipped_dirs"]:
         parts.append(
-            f"{files['skipped_dirs']} director{'y' if files['skipped_dirs'] == 1 else 'ies'} skipped "
+            f"{_plural(files['skipped_dirs'], 'directory')} skipped "
             f"(e.g. {', '.join(_f(d) for d in files['skipped_dir_examples'][:3])})"
         )
     return "files: " + "; ".join(parts)
