@@ -34,15 +34,18 @@ from main when opened and merged by ``Merge pull request #N`` up to six changes 
 files untouched on main meanwhile, so the merge is clean). Every pull request is landed
 raw. Then ``--lines`` lines drawn uniformly (seeded) from every line of every file at HEAD,
 and ``--hot-lines`` more from the hottest 1 % of files (by commits), are each asked once,
-in turn, of one warm daemon (the first request, not counted, opens its pool).
+in turn, of one warm daemon (the first request, not counted, opens its pool). Last, the
+walks ``why`` runs, alone, on two of those lines (the file with the fewest commits, the
+hottest), before and after ``git commit-graph write --reachable --changed-paths`` in the
+clone.
 
 Then the real loop for both: an embedded Postgres in a temporary ``RELORE_HOME``, ``relored
 clone --url`` (a complete clone and its rename walk), ``dbt build`` of the marts ``why``
 reads (their tests skipped), and the app in-process on the reader role. The work directory is removed at the end unless ``--keep`` names one.
 
     .venv/bin/python benchmarks/why_bench.py      # --commits 5000 --runs 5 --files 4000
-                                                  # --large-commits 30000 --lines 300
-                                                  # --hot-lines 30
+                                                  # --large-commits 30000 --lines 200
+                                                  # --hot-lines 20
     .venv/bin/python benchmarks/why_bench.py --commits 30 --runs 1 --files 20 \
         --large-commits 60 --lines 5 --hot-lines 2   # toy size: seconds, every figure
 """
@@ -75,6 +78,7 @@ from relore.operate import database
 from relore.serve.app import Settings, create_app
 from relore.serve.code.git import Budget
 from relore.serve.code.why.history import MAX_PICKAXE_WALKS
+from relore.serve.code.why.lines import candidates
 
 ROOT = Path(__file__).resolve().parent.parent
 REPO, REPO_ID = "bench/engine", 31337
@@ -818,8 +822,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="warm runs of each named line")
     parser.add_argument("--files", type=int, default=4000, help="the large tree's files")
     parser.add_argument("--large-commits", type=int, default=30_000)
-    parser.add_argument("--lines", type=int, default=300, help="lines drawn from every file")
-    parser.add_argument("--hot-lines", type=int, default=30, help="from the hottest 1 %%")
+    parser.add_argument("--lines", type=int, default=200, help="lines drawn from every file")
+    parser.add_argument("--hot-lines", type=int, default=20, help="from the hottest 1 %%")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--keep", help="keep the work directory here")
     parser.add_argument("--rows", help="write every sampled line's figures here (JSON lines)")
@@ -888,8 +892,11 @@ def main() -> None:
         t = time.perf_counter()
         with _client(reader) as client:
             ask(client, FOREST, drawn[0][1], 1)  # opens the pool; not counted
-            for stratum, path, line in drawn:
+            for i, (stratum, path, line) in enumerate(drawn, 1):
                 rows.append(measure_line(client, forest, stratum, path, line))
+                if i % 25 == 0:
+                    took = time.perf_counter() - t
+                    print(f"{i}/{len(drawn)} lines asked in {took:.0f} s", file=sys.stderr)
         results["sample_s"] = round(time.perf_counter() - t, 1)
         if args.rows:
             Path(args.rows).write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -912,7 +919,9 @@ def main() -> None:
             "max_wall_s": max(r["wall_s"] for r in rows),
             "max_pickaxe_walks_seen": max(r.get("pickaxe_walks", 0) for r in rows),
         }
-        results["load_average_after"] = os.getloadavg()
+        results["load_average_after_sample"] = os.getloadavg()
+        clone_dir = work / "clones" / "bench" / "forest"
+        results["git_alone_large_s"] = git_alone_large(clone_dir, forest, rows)
     finally:
         if paths.data.exists():
             database.stop_embedded(paths)
@@ -936,6 +945,46 @@ def git_alone(clone: Path, facts: dict) -> dict:
         subprocess.run(["git", "-C", str(clone), *argv], capture_output=True, check=True)
         raw[label] = round(time.perf_counter() - t, 3)
     return raw
+
+
+def git_alone_large(clone: Path, facts: dict, rows: list[dict]) -> dict:
+    """The walks ``why`` runs, alone, on two sampled code lines (the file with the fewest
+    commits, the hottest file), each once; then again after a commit-graph with changed-path
+    Bloom filters is written into the clone (which ``relored clone`` does not write)."""
+    code = [r for r in rows if r["status"] == 200 and not r["declined"]]
+    if not code:
+        return {}
+    picked = {
+        "fewest commits": min(code, key=lambda r: (r["commits"], r["path"], r["line"])),
+        "hottest file": max(code, key=lambda r: (r["commits"], r["path"], -r["line"])),
+    }
+    walks = {}
+    for name, row in picked.items():
+        path, line = row["path"], row["line"]
+        text = "\n".join(facts["files"][path])
+        word = candidates(facts["files"][path][line - 1], text)[0][0]
+        walks[name] = {
+            "git blame -L": ["blame", "--porcelain", "-L", f"{line},{line}", "HEAD", "--", path],
+            "git log -L (-n 21)": ["log", "-L", f"{line},{line}:{path}", "-s", "-n21", "HEAD"],
+            "git log -S --follow": ["log", "-S", word, "--follow", "HEAD", "--", path],
+            "git log -S (no --follow)": ["log", "-S", word, "HEAD", "--", path],
+        }
+    found: dict = {
+        name: {"path": r["path"], "line": r["line"], "commits": r["commits"]}
+        for name, r in picked.items()
+    }
+
+    def run(argv: list[str]) -> float:
+        t = time.perf_counter()
+        subprocess.run(["git", "-C", str(clone), *argv], capture_output=True, check=True)
+        return round(time.perf_counter() - t, 3)
+
+    for name, commands in walks.items():
+        found[name]["plain_s"] = {label: run(argv) for label, argv in commands.items()}
+    found["commit_graph_write_s"] = run(["commit-graph", "write", "--reachable", "--changed-paths"])
+    for name, commands in walks.items():
+        found[name]["with_commit_graph_s"] = {label: run(argv) for label, argv in commands.items()}
+    return found
 
 
 def _pack_bytes(repo: Path) -> int:
