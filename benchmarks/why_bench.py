@@ -71,6 +71,7 @@ import time
 import warnings
 from pathlib import Path
 
+import provenance
 import psycopg
 from psycopg.types.json import Jsonb
 
@@ -821,18 +822,6 @@ def by_commits(rows: list[dict]) -> dict:
     return found
 
 
-def measured_at() -> str:
-    """The commit these figures are for, and whether the tree differed from it."""
-
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
-        ).stdout.strip()
-
-    dirty = git("status", "--porcelain", "--untracked-files=no")
-    return git("rev-parse", "--short", "HEAD") + (" (dirty)" if dirty else "")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--commits", type=int, default=5000, help="the deep file's history")
@@ -847,8 +836,8 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="why-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    results: dict = {"commit": measured_at(), "load_average": os.getloadavg()}
-    print(f"relore {results['commit']}: why_bench in {work}", file=sys.stderr)
+    results: dict = {"measured_at": provenance.facts()}
+    print(f"{provenance.line()}: why_bench in {work}", file=sys.stderr)
     home = work / "home"
     paths = database.EmbeddedPaths(home)
     try:

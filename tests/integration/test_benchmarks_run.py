@@ -137,7 +137,9 @@ def extract_figures(out: str, _: Path) -> None:
 
 
 def why_figures(out: str, _: Path) -> None:
-    assert "measured at" in out or '"measured_at"' in out, out
+    report = last_json(out)
+    assert report["measured_at"]["commit"], report
+    assert [n for n in numbers({k: v for k, v in report.items() if k != "measured_at"}) if n > 0]
 
 
 def stamp_printed(out: str, _: Path) -> None:
@@ -175,7 +177,10 @@ TOY: dict[str, tuple[list[str], Callable[[str, Path], None]]] = {
         ["--threads", "30", "--max-page", "1", "--no-build", "--g2s-python", str(PEER_PYTHON)],
         extract_figures,
     ),
-    "benchmarks/why_bench.py": (["--commits", "30", "--runs", "1"], why_figures),
+    "benchmarks/why_bench.py": (
+        "--commits 30 --runs 1 --files 20 --large-commits 60 --lines 5 --hot-lines 2".split(),
+        why_figures,
+    ),
 }
 # run over the database build_bench.py --keep leaves (test_benchmarks_over_a_kept_build)
 CHAINED = ("benchmarks/build_bench.py", "benchmarks/semantic_bench.py", "benchmarks/serve_load.py")
