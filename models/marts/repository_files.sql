@@ -7,8 +7,14 @@
 -- path parts, either side the longer: a traceback's absolute path into the tree counts).
 with
 
+-- the columns read, named: a view on `select *` would pin every column of thread_files
 files as (
-    select * from {{ ref('thread_files') }}
+    select
+        repo_id,
+        thread_number,
+        path,
+        source
+    from {{ ref('thread_files') }}
 ),
 
 -- every path the repository is known to have had, in the normal form prose paths are in
