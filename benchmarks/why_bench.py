@@ -35,8 +35,8 @@ files untouched on main meanwhile, so the merge is clean). Every pull request is
 raw. Then ``--lines`` lines drawn uniformly (seeded) from every line of every file at HEAD,
 and ``--hot-lines`` more from the hottest 1 % of files (by commits), are each asked once,
 in turn, of one warm daemon (the first request, not counted, opens its pool); then, three
-times, the line of the hottest file whose three most distinctive words each occur once in
-it (all three pickaxes walk its whole history, none reaching further back). Last, the
+times, a line the last commit plants in the hottest file, of three words new to it (all
+three pickaxes walk its whole history, none reaching further back). Last, the
 walks ``why`` runs, alone, on two of those lines (the file with the fewest commits, the
 hottest), before and after ``git commit-graph write --reachable --changed-paths`` in the
 clone.
@@ -81,7 +81,7 @@ from relore.operate import database
 from relore.serve.app import Settings, create_app
 from relore.serve.code.git import Budget
 from relore.serve.code.why.history import MAX_PICKAXE_WALKS
-from relore.serve.code.why.lines import candidates, decline_reason
+from relore.serve.code.why.lines import candidates
 
 ROOT = Path(__file__).resolve().parent.parent
 REPO, REPO_ID = "bench/engine", 31337
@@ -270,6 +270,7 @@ SYLLABLES = (
     " va ve vi vo za ze zi zo ash ent ion ard els orm ter ill ox um"
 ).split()
 MAX_FILE_LINES = 3000
+STRESS = "    quench_wyvern = whisk_chyme(jolly_quarry)"
 
 
 class Forest:
@@ -566,6 +567,18 @@ def generate_forest(path: Path, files: int, commits: int, seed: int) -> dict:
         main = git.commit("refs/heads/main", subject, ops, main)
     for topic in topics:
         main = merge(topic)
+    # last, a line of three words new to the hottest file (no syllable spells a q, w, j, c or
+    # y): each pickaxe walks its whole history and none reaches further back
+    hottest = max(forest.files, key=lambda p: (forest.touches[p], p))
+    lines = forest.files[hottest]
+    at = next(i for i in range(len(lines) // 2, len(lines)) if lines[i].startswith("    "))
+    lines.insert(at + 1, STRESS)
+    forest.touches[hottest] += 1
+    number += 1
+    subject = f"Track quarries (#{number})"
+    facts["pulls"][number] = subject
+    git.commit("refs/heads/main", subject, [put(hottest)], main)
+    facts["stress"] = (hottest, at + 2)
     git.close()
     refs = subprocess.run(
         ["git", "-C", str(path), "for-each-ref", "--format=delete %(refname)", "refs/heads/pr/"],
@@ -742,21 +755,6 @@ def measure_line(client, facts: dict, stratum: str, path: str, line: int) -> dic
     return row
 
 
-def stress_line(facts: dict) -> tuple[str, int] | None:
-    """The last code line of the hottest file whose three most distinctive words each occur
-    once in it: most likely all three arrived with the line, so all three pickaxes walk the
-    file's whole history and none reaches further back (the nearest to the deadline)."""
-    path = max(facts["files"], key=lambda p: (facts["touches"][p], p))
-    lines = facts["files"][path]
-    text = "\n".join(lines)
-    for line in range(len(lines), 0, -1):
-        words = candidates(lines[line - 1], text)
-        once = len(words) >= 3 and all(count == 1 for _, count in words[:3])
-        if once and not decline_reason(lines, line, path):
-            return path, line
-    return None
-
-
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)] if ordered else 0
@@ -904,12 +902,10 @@ def main() -> None:
                     took = time.perf_counter() - t
                     print(f"{i}/{len(drawn)} lines asked in {took:.0f} s", file=sys.stderr)
             results["sample_s"] = round(time.perf_counter() - t, 1)
-            stress = stress_line(forest)
-            if stress:
-                runs = [measure_line(client, forest, "stress", *stress) for _ in range(3)]
-                results["stress"] = {
-                    "median_of_3_wall_s": statistics.median(r["wall_s"] for r in runs)
-                } | runs[0]
+            runs = [measure_line(client, forest, "stress", *forest["stress"]) for _ in range(3)]
+            results["stress"] = {
+                "median_of_3_wall_s": statistics.median(r["wall_s"] for r in runs)
+            } | runs[0]
         if args.rows:
             Path(args.rows).write_text("".join(json.dumps(r) + "\n" for r in rows))
         strata = {"all": "uniform over every line", "hot": "the hottest 1 % of files"}
