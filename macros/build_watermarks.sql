@@ -15,8 +15,9 @@
     );
     -- One row per dbt invocation: the transaction id it started at and the redaction
     -- catalog it ran with (md5 of relore_redact's definition); `passed` once its secret
-    -- scan passed. A scan reads only table rows written since the newest passed start
-    -- under the same catalog.
+    -- scan passed, and `scanned_to`, the oldest transaction still running after every mart
+    -- was built, before the scan began (int_secret_scan_mark). A scan reads only table
+    -- rows written from the newest passed mark on, under the same catalog.
     create table if not exists relore_build.secret_scans (
         invocation_id text primary key,
         started_xid xid8 not null,
@@ -24,6 +25,7 @@
         passed boolean not null default false,
         started_at timestamptz not null default clock_timestamp()
     );
+    alter table relore_build.secret_scans add column if not exists scanned_to xid8;
     insert into relore_build.secret_scans (invocation_id, started_xid, catalog)
     values (
         '{{ invocation_id }}',
@@ -34,16 +36,17 @@
 {%- endmacro %}
 
 {#-
-    `since` for the every-column secret scan: the start of the newest build whose scan
-    passed under this catalog (null: read everything, as with `--vars
-    '{relore_secret_scan: full}'`, a first build, or a changed catalog).
+    `since` for the every-column secret scan: where the newest scan that passed under this
+    catalog had read to (null: read everything, as with `--vars
+    '{relore_secret_scan: full}'`, a first build, or a changed catalog). A mark from before
+    `scanned_to` existed falls back to its build's start, which re-reads that build's rows.
 -#}
 {% macro secret_scan_since() -%}
     {%- if var('relore_secret_scan', 'changed') == 'full' -%}
         null::xid8
     {%- else -%}
         (
-            select max(passed_scan.started_xid)
+            select max(coalesce(passed_scan.scanned_to, passed_scan.started_xid))
             from relore_build.secret_scans as passed_scan
             inner join relore_build.secret_scans as this_run
                 on passed_scan.catalog = this_run.catalog
@@ -52,6 +55,18 @@
                 and this_run.invocation_id = '{{ invocation_id }}'
         )
     {%- endif -%}
+{%- endmacro %}
+
+{#-
+    int_secret_scan_mark's post-hook: every mart of this build is committed and the scan has
+    not begun, so the oldest transaction still running is where the scan reads to. (The
+    build's start, the mark before this, made every build re-read all its predecessor wrote:
+    after a full build, every row.)
+-#}
+{% macro record_secret_scan_mark() -%}
+    update relore_build.secret_scans
+    set scanned_to = pg_snapshot_xmin(pg_current_snapshot())
+    where invocation_id = '{{ invocation_id }}'
 {%- endmacro %}
 
 {#- on-run-end: mark this invocation's scan passed; keep only rows a later scan needs. -#}

@@ -46,11 +46,12 @@ begin
     loop
         table_name := found.t;
         column_name := found.c;
-        -- age() counts back from now: a row is newer than `since` when its xmin is younger.
+        -- age() counts back from now: a row is read when its xmin is `since` or younger
+        -- (`since` may be a transaction that was still running when the mark was taken).
         -- A mark 2^30 transactions old is too far for 32-bit ages: the table is read whole.
         newer := case
             when since is not null and found.is_table and age(xid(since)) < 1073741824
-                then format('age(xmin) < age(%L::xid) and ', xid(since))
+                then format('age(xmin) <= age(%L::xid) and ', xid(since))
             else ''
         end;
         execute format(

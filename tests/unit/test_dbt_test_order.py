@@ -17,6 +17,12 @@ def test_secret_scan_runs_after_every_mart():
         if "materialized='ephemeral'" not in path.read_text()
     }
     scan = (ROOT / "data-tests" / "assert_no_secret_survives_in_any_mart_text.sql").read_text()
-    named = set(re.findall(r"--\s*depends_on:\s*\{\{\s*ref\('([\w]+)'\)\s*\}\}", scan))
+    assert _depends_on(scan) == {"int_secret_scan_mark"}, "the scan must follow its mark"
+    mark = (ROOT / "models" / "intermediate" / "int_secret_scan_mark.sql").read_text()
+    named = _depends_on(mark)
     assert marts - named == set(), "the secret scan would run before these marts are built"
     assert named - marts == set(), "the secret scan names marts that no longer exist"
+
+
+def _depends_on(sql: str) -> set[str]:
+    return set(re.findall(r"--\s*depends_on:\s*\{\{\s*ref\('([\w]+)'\)\s*\}\}", sql))
