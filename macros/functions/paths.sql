@@ -63,12 +63,19 @@ language sql immutable parallel safe as $fn$
     )
 $fn$;
 
+-- Every path relore_is_prose_path accepts ends in `.<extension>`, so a token without a dot
+-- is never one: most words of prose are skipped before the normaliser runs (at 1.2 million
+-- documents the mart spent minutes normalising every word, twice).
 create or replace function {{ s }}.relore_prose_paths(body text) returns setof text
 language sql immutable parallel safe as $fn$
-    select distinct {{ s }}.relore_path_normal_form(token)
+    select distinct normal.path
     from regexp_split_to_table(coalesce(body, ''), '[[:space:]`"''(),;<>{}|*=]+') as token
+    cross join lateral (
+        select {{ s }}.relore_path_normal_form(token) as path offset 0
+    ) as normal
     where
-        token !~ '://'
-        and {{ s }}.relore_is_prose_path({{ s }}.relore_path_normal_form(token))
+        strpos(token, '.') > 0
+        and token !~ '://'
+        and {{ s }}.relore_is_prose_path(normal.path)
 $fn$;
 {%- endmacro %}

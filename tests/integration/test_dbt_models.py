@@ -503,6 +503,34 @@ def test_definitive_paths_are_kept_and_prose_paths_are_judged(built):
     assert not any(path in {"Widget.render", "x.py"} for _, path, _, _ in files)
 
 
+def test_prose_path_prefilter_drops_no_path_the_full_judgement_keeps(built):
+    """relore_prose_paths skips dotless words before normalising: every path the unfiltered
+    judgement finds in the world's documents (hostile ones included) must still be found."""
+    missing = _rows(
+        built["url"],
+        """
+        select d.document_id, judged.path
+        from marts.documents as d
+        cross join lateral (
+            select distinct marts.relore_path_normal_form(token) as path
+            from regexp_split_to_table(
+                coalesce(d.body_text, ''), '[[:space:]`"''(),;<>{}|*=]+'
+            ) as token
+            where
+                token !~ '://'
+                and marts.relore_is_prose_path(marts.relore_path_normal_form(token))
+        ) as judged
+        where judged.path not in (select marts.relore_prose_paths(d.body_text))
+        """,
+    )
+    found = _rows(
+        built["url"],
+        "select count(*) from marts.documents as d, marts.relore_prose_paths(d.body_text)",
+    )
+    assert found[0][0] > 0, "no document names a path: the comparison proved nothing"
+    assert missing == []
+
+
 def test_signals_are_read_from_the_redacted_documents(built):
     url = built["url"]
 
