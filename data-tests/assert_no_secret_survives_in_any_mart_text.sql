@@ -3,9 +3,9 @@
 -- A table's rows older than the mark of the last scan that passed (same catalog) are not
 -- read again (secret_scan_since); `--vars '{relore_secret_scan: full}'` reads them all.
 -- relore_secret_leaks reads the columns from the catalog at run time, so a column added
--- tomorrow is covered today. It reads the schema, not refs: int_secret_scan_mark names
+-- tomorrow is covered today. It reads the schema, not refs: secret_scan_mark names
 -- every mart, so dbt runs this after all of them, and marks where this scan reads to.
--- depends_on: {{ ref('int_secret_scan_mark') }}
+-- depends_on: {{ ref('secret_scan_mark') }}
 select
     leaks.table_name,
     leaks.column_name,

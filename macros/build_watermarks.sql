@@ -16,7 +16,7 @@
     -- One row per dbt invocation: the transaction id it started at and the redaction
     -- catalog it ran with (md5 of relore_redact's definition); `passed` once its secret
     -- scan passed, and `scanned_to`, the oldest transaction still running after every mart
-    -- was built, before the scan began (int_secret_scan_mark). A scan reads only table
+    -- was built, before the scan began (secret_scan_mark). A scan reads only table
     -- rows written from the newest passed mark on, under the same catalog.
     create table if not exists relore_build.secret_scans (
         invocation_id text primary key,
@@ -58,7 +58,7 @@
 {%- endmacro %}
 
 {#-
-    int_secret_scan_mark's post-hook: every mart of this build is committed and the scan has
+    secret_scan_mark's post-hook: every mart of this build is committed and the scan has
     not begun, so the oldest transaction still running is where the scan reads to. (The
     build's start, the mark before this, made every build re-read all its predecessor wrote:
     after a full build, every row.)

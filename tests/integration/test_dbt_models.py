@@ -398,6 +398,24 @@ def test_a_new_version_rewrites_exactly_what_changed(built, run_dbt):
     assert all(_writes(url)[t] == before[t] for t in MARTS)
 
 
+def test_a_build_leaves_no_page_it_wrote_for_readers_to_check_in_the_heap(built):
+    """Without a vacuum after the build, a fresh page is not all-visible and every
+    index-only read of serve/ fetched the heap too (5,000 heap fetches a query at scale)."""
+    with psycopg.connect(built["url"]) as conn:
+        tables = conn.execute(
+            """
+            select c.relname, c.relpages, c.relallvisible, s.last_vacuum is not null
+            from pg_class as c
+            inner join pg_stat_user_tables as s on s.relid = c.oid
+            where s.schemaname = 'marts' and c.relkind = 'r'
+            """
+        ).fetchall()
+    assert {name for name, *_ in tables} >= {"documents", "threads", "thread_files"}
+    behind = {name: (pages, visible) for name, pages, visible, _ in tables if visible < pages}
+    never = {name for name, _, _, vacuumed in tables if not vacuumed}
+    assert (behind, never) == ({}, set())
+
+
 def test_reader_reads_marts_and_nothing_else(built):
     reader = database.reader_url(built["url"], env={})
     with psycopg.connect(reader) as conn:

@@ -17,8 +17,8 @@ def test_secret_scan_runs_after_every_mart():
         if "materialized='ephemeral'" not in path.read_text()
     }
     scan = (ROOT / "data-tests" / "assert_no_secret_survives_in_any_mart_text.sql").read_text()
-    assert _depends_on(scan) == {"int_secret_scan_mark"}, "the scan must follow its mark"
-    mark = (ROOT / "models" / "intermediate" / "int_secret_scan_mark.sql").read_text()
+    assert _depends_on(scan) == {"secret_scan_mark"}, "the scan must follow its mark"
+    mark = (ROOT / "models" / "build" / "secret_scan_mark.sql").read_text()
     named = _depends_on(mark)
     assert marts - named == set(), "the secret scan would run before these marts are built"
     assert named - marts == set(), "the secret scan names marts that no longer exist"
