@@ -395,8 +395,9 @@ MAX_WORKERS = 64
 def worker_app() -> Starlette:
     """The app of one worker process (``relored serve --workers N``): uvicorn spawns each
     worker afresh and imports this factory, which reads the settings ``run`` put in the
-    environment, the session key among them, so every worker signs with the same key."""
-    raw = json.loads(os.environ[WORKER_SETTINGS_ENV])
+    environment, the session key among them, so every worker signs with the same key. The
+    worker takes them out of its environment: nothing it starts (git) inherits them."""
+    raw = json.loads(os.environ.pop(WORKER_SETTINGS_ENV))
     return create_app(
         Settings(
             raw["database_url"],
