@@ -27,6 +27,7 @@ import provenance
 from relore.client import render
 from relore.contract.rules.choose import Rule, SessionView, choose, eligibility, present
 from relore.extract.rules_loader import hidden_ids, read_rules_file
+from relore.serve.rules import sessions as session_tokens
 
 HERE = Path(__file__).resolve().parent / "rules"
 
@@ -66,7 +67,13 @@ def ask(rules, task, session: SessionView | None):
         session.sent.update(served.sent)
         session.listed.update(served.listed)
         session.notes.update(served.notes)
-    return reply, page
+    return reply, page, served
+
+
+def token_chars(state: session_tokens.State) -> int:
+    """The size of the signed session token the daemon would send back for ``state``."""
+    key, now = b"bench" * 8, 1_800_000_000
+    return len(session_tokens.issue(key, "acme/shop", "term-0123456789abcdef", state, now)[0])
 
 
 def everything(rules, task) -> int:
@@ -81,7 +88,7 @@ def measure(rules: list[Rule], tasks: list[dict]) -> dict:
         unknown = set(task["relevant"]) - eligible
         if unknown:
             raise SystemExit(f"{task['id']}: labelled rules not eligible for its files: {unknown}")
-        reply, page = ask(rules, task, None)
+        reply, page, _ = ask(rules, task, None)
         sent = {r["id"] for r in reply["rules"]}
         listed = {o["id"] for o in reply["others"]}
         relevant = set(task["relevant"])
@@ -109,8 +116,10 @@ def measure(rules: list[Rule], tasks: list[dict]) -> dict:
         have: set[str] = set()
         hits = wanted = 0
         everything_once: set[str] = set()
+        carried = session_tokens.State()
         for task in group:
-            reply, page = ask(rules, task, state)
+            reply, page, served = ask(rules, task, state)
+            carried = carried.after(served)
             used += tokens(page)
             all_each += everything(rules, task)
             have |= {r["id"] for r in reply["rules"]}
@@ -124,8 +133,12 @@ def measure(rules: list[Rule], tasks: list[dict]) -> dict:
                 "tokens": used,
                 "tokens_all_each_edit": all_each,
                 "recall_in_context": hits / wanted,
+                "session_token_chars": token_chars(carried),
             }
         )
+    one_session, carried = SessionView(), session_tokens.State()
+    for task in tasks:  # every edit in one session: the largest token this set makes
+        carried = carried.after(ask(rules, task, one_session)[2])
     n_rel = sum(t["relevant"] for t in per_task)
     return {
         "tasks": len(per_task),
@@ -142,6 +155,8 @@ def measure(rules: list[Rule], tasks: list[dict]) -> dict:
         "session_tokens_mean": statistics.mean(s["tokens"] for s in per_session),
         "session_tokens_all_mean": statistics.mean(s["tokens_all_each_edit"] for s in per_session),
         "session_recall_in_context": statistics.mean(s["recall_in_context"] for s in per_session),
+        "session_token_chars_max": max(s["session_token_chars"] for s in per_session),
+        "one_session_token_chars": token_chars(carried),
         "per_task": per_task,
         "per_session": per_session,
     }
@@ -160,7 +175,9 @@ def summary_line(label: str, m: dict) -> str:
         f"~{m['tokens_mean']:.0f} tokens vs ~{m['tokens_all_mean']:.0f} sending every "
         f"eligible rule; per 5-edit session: ~{m['session_tokens_mean']:.0f} tokens vs "
         f"~{m['session_tokens_all_mean']:.0f} (every eligible rule on every edit), "
-        f"recall in context {m['session_recall_in_context']:.2f}"
+        f"recall in context {m['session_recall_in_context']:.2f}; session token "
+        f"≤ {m['session_token_chars_max']} characters ({m['one_session_token_chars']} with "
+        f"all {m['tasks']} edits in one session)"
     )
 
 

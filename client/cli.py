@@ -176,7 +176,11 @@ def _daemon_verb(args: argparse.Namespace, env, stdout: TextIO, stderr: TextIO) 
             page = transport.get(api, route, params, token=token)
             text = render.enveloped(page, renderer(page), compact=args.compact)
         elif args.verb == "rules":
-            page = transport.get(api, "rules", rules_mod.params(args, env), token=token)
+            sent = rules_mod.params(args, env)
+            page = transport.get(api, "rules", sent, token=token)
+            warning = rules_mod.remember(env, sent, page)
+            if warning:
+                print(f"relore: {warning}", file=stderr)
             text = render.enveloped(page, render.rules_page(page), compact=args.compact)
         else:
             page = transport.get(api, "status", {"repo": args.repo}, token=token)

@@ -86,7 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the project's rules your change needs (never repeated within a session)",
         description="The rules whose scope covers FILE..., chosen for --task, minus those "
         "already sent in this session; the titles of the others are listed once. Session: "
-        "--session, else RELORE_SESSION, else this terminal's POSIX session.",
+        "--session, else RELORE_SESSION, else this terminal's POSIX session; what it was "
+        "sent is kept as the daemon's signed token in RELORE_STATE_DIR (else "
+        "~/.local/state/relore/rules-sessions) and sent back.",
     )
     ru.add_argument("files", nargs="+", metavar="FILE", help="paths relative to the repo root")
     ru.add_argument("--repo", type=argtypes.repo, required=True, help="owner/name")

@@ -22,6 +22,9 @@ MAX_FOCUS_CHARS = 500
 # --- rules ------------------------------------------------------------------------------------
 MAX_TASK_CHARS = 500  # --task: one sentence about the change
 MIN_MAX_TOKENS = 100  # --max-tokens
+# the signed session state a rules reply carries and the caller sends back (base64url);
+# about 600 rule ids: past it the daemon forgets the oldest, and says so
+MAX_SESSION_TOKEN_CHARS = 4096
 
 # --- answers from the working clone --------------------------------------------------------
 MAX_PATTERN_CHARS = 500  # grep's pattern

@@ -12,6 +12,7 @@ REPO_RE = re.compile(REPO)
 THREAD_REF_RE = re.compile(rf"(?:({REPO})#)?#?([0-9]+)")
 SESSION_RE = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
 RULE_ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+SESSION_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]+")  # base64url; length: limits
 IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")  # `symbol`'s name
 DOTTED_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,15}")  # `copies`
 MAX_NAME_CHARS = 300
@@ -36,3 +37,14 @@ def check_repo(value: str | None) -> tuple[str, str]:
 
 def is_session(value: str | None) -> bool:
     return bool(value) and SESSION_RE.fullmatch(value) is not None
+
+
+def is_session_token(value: str | None) -> bool:
+    """What a client may send back as ``session_token``: base64url, within the cap."""
+    from relore.contract.limits import MAX_SESSION_TOKEN_CHARS
+
+    return (
+        bool(value)
+        and len(value) <= MAX_SESSION_TOKEN_CHARS
+        and SESSION_TOKEN_RE.fullmatch(value) is not None
+    )

@@ -34,6 +34,20 @@ def _date_arg(value: str) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def _workers_arg(value: str) -> int:
+    from relore.serve.app import MAX_WORKERS
+
+    try:
+        workers = int(value)
+    except ValueError:
+        workers = 0
+    if not 1 <= workers <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of worker processes from 1 to {MAX_WORKERS}, got {value!r}"
+        )
+    return workers
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="relored",
@@ -137,6 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="serve a non-loopback address without RELORE_API_TOKENS (the network is the "
         "perimeter); name the hosts clients use in RELORE_ALLOWED_HOSTS",
+    )
+    srv.add_argument(
+        "--workers",
+        type=_workers_arg,
+        default=1,
+        help="worker processes on the one port (default 1); every worker signs rules "
+        "sessions with the same key (RELORE_SESSION_KEY, else $RELORE_HOME/session-key)",
     )
     return parser
 
@@ -265,7 +286,14 @@ def _serve(args, env) -> int:
         print(f"relored: {exc}", file=sys.stderr)
         return EXIT_USAGE
     reader = database.serving_reader_url(env)
-    run(reader, host=args.host, port=args.port, env=env, trust_network=args.trust_network)
+    run(
+        reader,
+        host=args.host,
+        port=args.port,
+        env=env,
+        trust_network=args.trust_network,
+        workers=args.workers,
+    )
     return EXIT_OK
 
 

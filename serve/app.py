@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import os
+import secrets
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -31,6 +34,7 @@ from relore.serve import status as status_mod
 from relore.serve import thread as thread_mod
 from relore.serve.code import routes as code_routes
 from relore.serve.rules import routes as rules_routes
+from relore.serve.rules import sessions as rules_sessions
 
 log = logging.getLogger("relore.serve")
 
@@ -48,6 +52,11 @@ class Settings:
     pool_wait_s: float = 1.0
     # with no tokens, the Host names answered besides loopback (RELORE_ALLOWED_HOSTS, --host)
     allowed_hosts: tuple[str, ...] = ()
+    # signs rules session tokens; every worker and replica must hold the same key (`run`
+    # loads RELORE_SESSION_KEY or $RELORE_HOME/session-key). None: a random key of this
+    # app's own, so its tokens answer only to it (tests, one in-process app)
+    session_key: bytes | None = None
+    session_ttl_s: float = rules_sessions.DEFAULT_TTL_SECONDS
 
 
 _json = responses.json_response
@@ -369,6 +378,7 @@ def create_app(settings: Settings) -> Starlette:
         exception_handlers={errors.RequestError: _refused, psycopg.Error: _database_error},
     )
     app.state.settings = settings
+    app.state.session_key = settings.session_key or secrets.token_bytes(32)
     app.add_middleware(RefuseNul)
     app.add_middleware(TokenAuth, tokens=settings.tokens)
     app.add_middleware(VersionHandshake)  # a version mismatch is said first...
@@ -378,25 +388,74 @@ def create_app(settings: Settings) -> Starlette:
     return app
 
 
-def run(database_url: str, *, host: str, port: int, env=None, trust_network: bool = False) -> None:
-    import os
+WORKER_SETTINGS_ENV = "RELORE_SERVE_WORKER_SETTINGS"
+MAX_WORKERS = 64
 
+
+def worker_app() -> Starlette:
+    """The app of one worker process (``relored serve --workers N``): uvicorn spawns each
+    worker afresh and imports this factory, which reads the settings ``run`` put in the
+    environment, the session key among them, so every worker signs with the same key. The
+    worker takes them out of its environment: nothing it starts (git) inherits them."""
+    raw = json.loads(os.environ.pop(WORKER_SETTINGS_ENV))
+    return create_app(
+        Settings(
+            raw["database_url"],
+            tokens={token: frozenset(scopes) for token, scopes in raw["tokens"].items()},
+            labels_path=raw["labels_path"],
+            allowed_hosts=tuple(raw["allowed_hosts"]),
+            session_key=bytes.fromhex(raw["session_key"]),
+        )
+    )
+
+
+def run(
+    database_url: str,
+    *,
+    host: str,
+    port: int,
+    env=None,
+    trust_network: bool = False,
+    workers: int = 1,
+) -> None:
     import uvicorn
 
     env = os.environ if env is None else env
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"--workers must be from 1 to {MAX_WORKERS}")
     tokens = auth.parse_tokens(env.get("RELORE_API_TOKENS"))
     auth.check_bind(host, tokens, trust_network)
+    settings = Settings(
+        database_url,
+        tokens=tokens,
+        labels_path=env.get("RELORE_LABELS_PATH") or None,
+        allowed_hosts=auth.allowed_hosts(host, env.get("RELORE_ALLOWED_HOSTS")),
+        session_key=rules_sessions.load_key(env),
+    )
     mode = f"{len(tokens)} tokens" if tokens else "no tokens"
+    processes = f", {workers} workers" if workers > 1 else ""
     print(
-        f"relored serve: listening on http://{host}:{port} (version {__version__}, {mode})",
+        f"relored serve: listening on http://{host}:{port} (version {__version__}, {mode}"
+        f"{processes})",
         flush=True,
     )
-    app = create_app(
-        Settings(
-            database_url,
-            tokens=tokens,
-            labels_path=env.get("RELORE_LABELS_PATH") or None,
-            allowed_hosts=auth.allowed_hosts(host, env.get("RELORE_ALLOWED_HOSTS")),
-        )
+    if workers == 1:
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+        return
+    os.environ[WORKER_SETTINGS_ENV] = json.dumps(
+        {
+            "database_url": settings.database_url,
+            "tokens": {token: sorted(scopes) for token, scopes in tokens.items()},
+            "labels_path": settings.labels_path,
+            "allowed_hosts": list(settings.allowed_hosts),
+            "session_key": settings.session_key.hex(),
+        }
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(
+        "relore.serve.app:worker_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="warning",
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import date as _date
 
-from relore.contract import patterns
+from relore.contract import limits, patterns
 from relore.serve.errors import BadRequest
 
 REPO_SHAPE = "repo must be owner/name"
@@ -154,6 +154,13 @@ def session(params) -> str | None:
     if value is not None and not patterns.is_session(value):
         raise BadRequest("session must be 1-128 characters of letters, digits and ._:@-")
     return value
+
+
+def session_token(params) -> str | None:
+    """The token a rules reply carried, sent back; only its length is refused here (a token
+    that does not verify starts the session afresh, and the reply says why)."""
+    value = text(params, "session_token", limits.MAX_SESSION_TOKEN_CHARS, what="session_token")
+    return value or None
 
 
 def rule_ids(params, name: str, max_values: int) -> list[str]:

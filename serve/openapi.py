@@ -215,6 +215,12 @@ def document() -> dict:
                         _q("max_tokens", {"type": "integer", "minimum": limits.MIN_MAX_TOKENS}),
                         _q("refresh", {"type": "boolean"}),
                         _q("session", {"type": "string", "pattern": "^[A-Za-z0-9_.:@-]{1,128}$"}),
+                        _q(
+                            "session_token",
+                            {"type": "string", "maxLength": limits.MAX_SESSION_TOKEN_CHARS},
+                            "the session_token of the session's last reply, sent back; one "
+                            "that does not verify starts the session afresh and says why",
+                        ),
                     ],
                     "responses": {"200": _PAGE, **_ERRORS},
                 }

@@ -2,10 +2,13 @@
 
 Query: ``repo`` (owner/name), ``file`` (one or more), ``task`` (one sentence, at most 500
 characters), ``include`` (rule ids, repeatable), ``max_tokens`` (at least 100), ``refresh``
-(1 / true), ``session`` (the caller's session id; without one nothing is remembered).
+(1 / true), ``session`` (the caller's session id; without one nothing is remembered),
+``session_token`` (the token the session's last reply carried).
 
-Serve reads rules through the SELECT-only role like every other verb; the only state it
-keeps is in memory (sessions) and the served-events log, neither of which is ever served.
+Serve reads rules through the SELECT-only role like every other verb and writes nothing to
+the database. A session's state travels with the caller (``session_token``, signed: see
+``sessions``), so any worker of any replica answers it; the only thing a daemon writes is
+the served-events log, which is never served.
 
 Rules are the one mart read by name, not ``repo_id``: they may be loaded before their
 repository is ever extracted (their ``repo_id`` is null until it is), so the rules of a
@@ -14,6 +17,8 @@ lowercased, so the lowercased name is its key (the ``(repo, rule_id)`` index).
 """
 
 from __future__ import annotations
+
+import time
 
 from psycopg.rows import dict_row
 from starlette.requests import Request
@@ -53,17 +58,21 @@ def parse(params) -> dict:
         "include": inputs.rule_ids(params, "include", MAX_INCLUDE),
         "max_tokens": inputs.whole(params, "max_tokens", low=MIN_MAX_TOKENS, required=False),
         "session": inputs.session(params),
+        "session_token": inputs.session_token(params),
         "refresh": inputs.flag(params, "refresh"),
     }
 
 
-def _store(request: Request) -> sessions.SessionStore:
-    state = request.app.state
-    store = getattr(state, "rules_sessions", None)
-    if store is None:
-        store = sessions.SessionStore()
-        state.rules_sessions = store
-    return store
+def _session(request: Request, query: dict, now: float) -> tuple[sessions.State, str | None]:
+    """The session's state from the token it sent back, and why a token was not taken."""
+    token, session = query["session_token"], query["session"]
+    if not session or not token:
+        return sessions.State(), None
+    key = request.app.state.session_key
+    state = sessions.decode(key, query["repo"], session, token, now)
+    if isinstance(state, str):
+        return sessions.State(), sessions.REJECTED[state]
+    return state, None
 
 
 async def rules_endpoint(request: Request) -> Response:
@@ -74,24 +83,40 @@ async def rules_endpoint(request: Request) -> Response:
     ):
         await cur.execute(RULES_SQL, {"repo": query["repo"]})
         rows = await cur.fetchall()
-    store = _store(request)
-    repo = query["repo"]
+    repo, session, now = query["repo"], query["session"], time.time()
+    rules = [to_rule(r) for r in rows]
+    state, rejected = _session(request, query, now)
     reply, served = choose(
-        [to_rule(r) for r in rows],
+        rules,
         query["files"],
         query["task"],
         include=query["include"],
         max_tokens=query["max_tokens"],
         refresh=query["refresh"],
-        session=store.view(query["session"], repo),
+        session=state.view(r.id for r in rules),
     )
+    if rejected:
+        reply["notes"].insert(0, rejected)
     if not rows:
         reply["notes"].append(
             f"no rules are loaded for {repo} (the operator loads them with `relored rules load`)"
         )
-    store.record(query["session"], repo, served)
-    sessions.append_event(sessions.log_path(), repo, query["session"], reply)
-    return responses.json_response(present({"repo": repo, "session": query["session"], **reply}))
+    token = None
+    if session:
+        settings = request.app.state.settings
+        token, forgot = sessions.issue(
+            request.app.state.session_key,
+            repo,
+            session,
+            state.after(served),
+            now,
+            ttl=settings.session_ttl_s,
+        )
+        if forgot:
+            reply["notes"].append(sessions.full_note(forgot))
+    sessions.append_event(sessions.log_path(), repo, session, reply)
+    page = {"repo": repo, "session": session, **reply, "session_token": token}
+    return responses.json_response(present(page))
 
 
 def routes(prefix: str) -> list[Route]:

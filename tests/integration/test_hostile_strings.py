@@ -13,6 +13,7 @@ import io
 import json
 import os
 import subprocess
+import tempfile
 import textwrap
 import urllib.parse
 import urllib.request
@@ -217,9 +218,12 @@ def daemon(indexed_world):
             os.environ["RELORE_CLONES_DIR"] = before
 
 
+_STATE = tempfile.mkdtemp(prefix="relore-hostile-state-")  # rules session tokens, not $HOME
+
+
 def _relore(api: str, *argv: str) -> str:
     out, err = io.StringIO(), io.StringIO()
-    env = {"RELORE_API": api, "RELORE_SESSION": "hostile-test"}
+    env = {"RELORE_API": api, "RELORE_SESSION": "hostile-test", "RELORE_STATE_DIR": _STATE}
     code = client_cli.main(list(argv), env=env, stdout=out, stderr=err)
     assert code == 0, (argv, err.getvalue())
     return out.getvalue()

@@ -5,21 +5,36 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
 import textwrap
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
 
 import psycopg
 import pytest
 from fixtures import fake_github
 
 from relore.client import cli as client_cli
+from relore.contract.version import __version__
 from relore.extract import rules_loader
 from relore.operate import cli as relored
 from relore.operate import database
 from relore.serve.app import Settings, create_app
+from relore.serve.rules import sessions
 
 REPO = "acme/shop"
 FILE = "src/api/orders.py"
 TASK = "add a timeout and retries to the payment provider http call"
+KEY = "an-operators-session-key-of-40-characters"
+_CLIENT: dict[str, Path] = {}  # where the client keeps session tokens: the module's own
 
 RULES_YAML = textwrap.dedent(
     """\
@@ -90,10 +105,33 @@ def _relored(url: str, *argv: str, env: dict | None = None) -> tuple[int, str, s
     return code, out.getvalue(), err.getvalue()
 
 
-def _relore(api: str, *argv: str) -> tuple[int, str, str]:
+def _relore(api: str, *argv: str, state: Path | None = None) -> tuple[int, str, str]:
+    """``relore`` in-process; ``state`` is where it keeps rules session tokens (never the
+    real home)."""
     out, err = io.StringIO(), io.StringIO()
-    code = client_cli.main(list(argv), env={"RELORE_API": api}, stdout=out, stderr=err)
+    env = {"RELORE_API": api, "RELORE_STATE_DIR": str(state or _CLIENT["state"])}
+    code = client_cli.main(list(argv), env=env, stdout=out, stderr=err)
     return code, out.getvalue(), err.getvalue()
+
+
+def _get_rules(api: str, **params) -> tuple[int, dict]:
+    """``GET /api/v1/rules`` as any HTTP caller sends it: the status and the JSON body."""
+    query = urllib.parse.urlencode(
+        {"repo": REPO, "file": FILE, **{k: v for k, v in params.items() if v is not None}}
+    )
+    request = urllib.request.Request(
+        f"{api}/api/v1/rules?{query}", headers={"x-relore-client": __version__}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _client_state(tmp_path_factory):
+    _CLIENT["state"] = tmp_path_factory.mktemp("client-state")
 
 
 def _count(url: str, sql: str) -> int:
@@ -237,7 +275,8 @@ def daemon(loaded, tmp_path_factory):
     reader = database.reader_url(loaded["url"], env={})
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RELORE_RULES_LOG", str(log))
-        with fake_github.serve(create_app(Settings(reader))) as base_url:
+        app = create_app(Settings(reader, session_key=KEY.encode()))
+        with fake_github.serve(app) as base_url:
             yield {"api": base_url, "log": log}
 
 
@@ -355,6 +394,209 @@ def test_untagged_lists_what_needs_tagging(loaded):
     code, out, _ = _relored(loaded["url"], "rules", "untagged", "--repo", REPO)
     assert code == 0
     assert "untagged-one" in out and "relored rules tag ID" in out
+
+
+# --- sessions without daemon memory: a signed token, any worker, any replica ------------
+
+
+def test_a_token_that_does_not_verify_starts_afresh_and_says_why_never_a_500(daemon):
+    api = daemon["api"]
+    status, first = _get_rules(api, task=TASK, session="it-tokens")
+    assert status == 200 and first["session_token"] and first["returned"] > 0
+    token = first["session_token"]
+    _, second = _get_rules(api, task=TASK, session="it-tokens", session_token=token)
+    assert second["returned"] == 0 and second["held_back"]["already_sent"] > 0
+
+    now = time.time()
+    state = sessions.decode(KEY.encode(), REPO, "it-tokens", token, now)
+    flip = token[:20] + ("A" if token[20] != "A" else "B") + token[21:]
+    cases = {
+        "tampered": (flip, "not signed by this service"),
+        "not base64": ("not a token!", "could not be read"),
+        "expired": (
+            sessions.issue(KEY.encode(), REPO, "it-tokens", state, now - 3 * 3600)[0],
+            "expired",
+        ),
+        "another repository": (
+            sessions.issue(KEY.encode(), "acme/other", "it-tokens", state, now)[0],
+            "not signed by this service",
+        ),
+        "another key": (
+            sessions.issue(b"x" * 40, REPO, "it-tokens", state, now)[0],
+            "not signed by this service",
+        ),
+        "another session": (
+            sessions.issue(KEY.encode(), REPO, "it-other", state, now)[0],
+            "not signed by this service",
+        ),
+    }
+    for case, (bad, says) in cases.items():
+        status, page = _get_rules(api, task=TASK, session="it-tokens", session_token=bad)
+        assert status == 200, case
+        assert says in page["notes"][0] and "afresh" in page["notes"][0], case
+        assert [r["id"] for r in page["rules"]] == [r["id"] for r in first["rules"]], case
+        assert sessions.decode(KEY.encode(), REPO, "it-tokens", page["session_token"], now)
+
+    status, page = _get_rules(api, session="it-tokens", session_token="A" * 5000)
+    assert status == 400 and "at most 4096" in page["error"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def _relored_serve(reader: str, home: Path, *extra: str, key: str = KEY):
+    """``relored serve`` as an operator runs it: its own process (group), its own port."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "RELORE_READER_DATABASE_URL": reader,
+        "RELORE_HOME": str(home),
+        "RELORE_RULES_LOG": str(home / "rules-served.jsonl"),
+        "RELORE_SESSION_KEY": key,
+    }
+    relored_bin = Path(sys.executable).with_name("relored")
+    server = subprocess.Popen(
+        [str(relored_bin), "serve", "--port", str(port), *extra],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if server.poll() is not None:
+                raise AssertionError(server.stdout.read().decode())
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        yield base, server
+    finally:
+        server.send_signal(signal.SIGINT)  # uvicorn stops its workers and exits
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=10)
+
+
+ALTERNATING_TASKS = (
+    TASK,
+    "validate the request body schema of the orders endpoint",
+    "rename the widget gizmo helpers",
+    "store the api key credential from the environment",
+    None,  # no task: every eligible rule not yet sent
+)
+
+
+def _sent_over(apis: list[str], session: str, state: Path) -> list[list[str]]:
+    """One session's calls, each to the next daemon in turn: the rule ids each one sent."""
+    sent = []
+    for i, task in enumerate(ALTERNATING_TASKS * 2):
+        extra = ("--task", task) if task else ()
+        code, raw, err = _relore(
+            apis[i % len(apis)],
+            "rules",
+            FILE,
+            "--repo",
+            REPO,
+            "--session",
+            session,
+            "--json",
+            *extra,
+            state=state,
+        )
+        assert code == 0, err
+        sent.append([r["id"] for r in json.loads(raw)["rules"]])
+    return sent
+
+
+def _repeated(sent: list[list[str]]) -> list[str]:
+    flat = [rule_id for call in sent for rule_id in call]
+    return sorted({rule_id for rule_id in flat if flat.count(rule_id) > 1})
+
+
+def test_two_daemons_sharing_a_key_never_repeat_a_rule_in_a_session_alternating_between_them(
+    loaded, tmp_path
+):
+    reader = database.reader_url(loaded["url"], env={})
+    with (
+        _relored_serve(reader, tmp_path / "a") as (first, _),
+        _relored_serve(reader, tmp_path / "b") as (second, _),
+    ):
+        sent = _sent_over([first, second], "it-two-daemons", tmp_path / "client")
+    assert _repeated(sent) == []
+    assert sum(map(len, sent)) == 15  # every eligible rule, once, across both daemons
+    assert sum(1 for call in sent[1:] if call) >= 2  # not all on the first call
+    # each daemon logged what it sent, whole lines, in its own log
+    logged = [
+        e["sent"]
+        for home in ("a", "b")
+        for e in sessions.read_events(tmp_path / home / "rules-served.jsonl")
+    ]
+    assert sorted(i for ids in logged for i in ids) == sorted(i for ids in sent for i in ids)
+
+
+def test_serve_with_two_workers_never_repeats_a_rule_across_requests(loaded, tmp_path):
+    reader = database.reader_url(loaded["url"], env={})
+    with _relored_serve(reader, tmp_path / "home", "--workers", "2") as (api, server):
+        children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+        workers = [  # multiprocessing's resource tracker is a child too, not a worker
+            pid for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]
+        sent = _sent_over([api], "it-workers", tmp_path / "client")
+    assert len(workers) == 2  # two workers answered on the one port
+    assert _repeated(sent) == [] and sum(map(len, sent)) == 15
+
+
+def test_serve_refuses_a_worker_count_it_cannot_run(loaded):
+    for bad in ("0", "-1", "two", "65"):
+        code, _, err = _relored(loaded["url"], "serve", "--workers", bad)
+        assert code == 2 and "worker processes from 1 to 64" in err, bad
+
+
+def _writes_anywhere(url: str) -> int:
+    """Rows inserted, updated or deleted in every table of every schema, as counted."""
+    with psycopg.connect(url) as conn:
+        conn.execute("select pg_stat_clear_snapshot()")
+        return conn.execute(
+            "select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) from pg_stat_user_tables"
+        ).fetchone()[0]
+
+
+def _backends(url: str, application: str) -> int:
+    with psycopg.connect(url) as conn:
+        return conn.execute(
+            "select count(*) from pg_stat_activity where application_name = %s", (application,)
+        ).fetchone()[0]
+
+
+def test_serving_rules_sessions_writes_nothing_to_the_database(loaded, tmp_path):
+    url = loaded["url"]
+    application = "relore-it-no-writes"  # these daemons' connections, not the module's daemon
+    reader = database.reader_url(url, env={})
+    reader += ("&" if "?" in reader else "?") + f"application_name={application}"
+    before = _writes_anywhere(url)
+    with (
+        _relored_serve(reader, tmp_path / "a") as (first, _),
+        _relored_serve(reader, tmp_path / "b", "--workers", "2") as (second, _),
+    ):
+        _sent_over([first, second], "it-no-writes", tmp_path / "client")
+        _relore(first, "rules", FILE, "--repo", REPO, "--refresh", state=tmp_path / "client")
+    deadline = time.monotonic() + 30  # a backend flushes its counts when it exits
+    while _backends(url, application) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _backends(url, application) == 0
+    assert _writes_anywhere(url) == before
 
 
 # --- last: an edit after the build, then the second build ---------------------------------

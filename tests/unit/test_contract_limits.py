@@ -55,6 +55,20 @@ def test_a_value_one_over_a_limit_is_refused_by_the_client_and_the_daemon_alike(
         daemon(_fill(params, over))
 
 
+def test_a_session_token_over_the_cap_is_never_sent_and_refused_by_the_daemon(tmp_path):
+    from relore.client import rules as client_rules
+
+    most = limits.MAX_SESSION_TOKEN_CHARS
+    env = {"RELORE_STATE_DIR": str(tmp_path)}
+    for value, kept in (("w" * most, True), ("w" * (most + 1), False)):
+        client_rules.keep_token(env, "s", "o/n", value)
+        assert (client_rules.stored_token(env, "s", "o/n") == value) is kept
+    params = {"repo": "o/n", "file": "a.py", "session": "s"}
+    rules_routes.parse(QueryParams({**params, "session_token": "w" * most}))
+    with pytest.raises(BadRequest):
+        rules_routes.parse(QueryParams({**params, "session_token": "w" * (most + 1)}))
+
+
 def test_a_page_size_over_the_cap_is_refused_by_the_client_and_the_daemon_alike():
     for argv, daemon, params, most in (
         (["search", "x"], search.parse_request, {"q": "x"}, limits.MAX_HITS),
@@ -91,6 +105,7 @@ def test_the_openapi_document_states_the_contracts_limits():
     assert schema("thread", "limit")["maximum"] == limits.THREAD_PAGE
     assert schema("rules", "task")["maxLength"] == limits.MAX_TASK_CHARS
     assert schema("rules", "max_tokens")["minimum"] == limits.MIN_MAX_TOKENS
+    assert schema("rules", "session_token")["maxLength"] == limits.MAX_SESSION_TOKEN_CHARS
     assert schema("code/grep", "pattern")["maxLength"] == limits.MAX_PATTERN_CHARS
     assert schema("code/grep", "limit")["maximum"] == limits.CLONE_ROWS
 

@@ -65,7 +65,7 @@ def test_no_secret_values_anywhere_in_the_repository_manifests():
         for pod in [_pod_spec(doc)] if doc["kind"] in ("Job", "CronJob", "Deployment") else []:
             for container in pod["containers"]:
                 for name, entry in _env(container).items():
-                    if any(w in name for w in ("TOKEN", "URL", "PASSWORD")):
+                    if any(w in name for w in ("TOKEN", "URL", "PASSWORD", "KEY")):
                         assert "value" not in entry, f"{name} has a literal value"
                         assert "secretKeyRef" in entry["valueFrom"], name
     for doc in _docs(K8S / "secret.example.yaml"):
@@ -78,6 +78,11 @@ def test_serve_gets_the_reader_credentials_only():
     container = _pod_spec(deployment)["containers"][0]
     env = _env(container)
     assert env["RELORE_READER_DATABASE_URL"]["valueFrom"]["secretKeyRef"]["name"] == "relore-reader"
+    # one session key for every replica, from the Secret: a rules session may move pods
+    assert env["RELORE_SESSION_KEY"]["valueFrom"]["secretKeyRef"] == {
+        "name": "relore-reader",
+        "key": "session-key",
+    }
     assert not WRITER_ONLY & set(env), "the serving pod must never see the writer"
     assert "envFrom" not in container
     assert container["command"][:2] == ["relored", "serve"]

@@ -42,6 +42,35 @@ def test_the_session_comes_from_the_environment_else_the_terminal():
     assert first.startswith("term-") and rules_mod.valid_session(first)
 
 
+def test_the_token_a_reply_carried_is_kept_per_session_and_repository_and_sent_back(tmp_path):
+    env = {"RELORE_STATE_DIR": str(tmp_path / "state")}
+    sent = {"session": "s1", "repo": "O/N"}
+    page = {"session_token": "abc_-1", "rules": []}
+    assert rules_mod.remember(env, sent, page) is None
+    assert "session_token" not in page  # the client holds it; the page's reader has no use
+    assert rules_mod.stored_token(env, "s1", "o/n") == "abc_-1"
+    assert rules_mod.stored_token(env, "s2", "o/n") is None
+    assert rules_mod.stored_token(env, "s1", "o/other") is None
+    (file,) = (tmp_path / "state").iterdir()
+    assert file.stat().st_mode & 0o777 == 0o600 and "s1" not in file.name
+
+
+def test_a_stored_token_a_daemon_could_not_have_sent_is_not_sent(tmp_path):
+    env = {"RELORE_STATE_DIR": str(tmp_path)}
+    rules_mod.keep_token(env, "s1", "o/n", "x" * 5000)
+    assert rules_mod.stored_token(env, "s1", "o/n") is None
+    rules_mod.keep_token(env, "s1", "o/n", "has space")
+    assert rules_mod.stored_token(env, "s1", "o/n") is None
+
+
+def test_a_session_state_that_cannot_be_written_is_a_warning_not_a_failure(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    env = {"RELORE_STATE_DIR": str(blocked / "sub")}
+    warning = rules_mod.remember(env, {"session": "s", "repo": "o/n"}, {"session_token": "t"})
+    assert warning and "may be sent again" in warning
+
+
 def test_the_page_quotes_rule_text_and_lists_other_titles():
     rules = [
         Rule("r1", "Outbound timeouts", "Set a timeout.\nAlways.", ("global",), always=True),

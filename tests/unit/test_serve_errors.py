@@ -188,9 +188,9 @@ def test_no_serve_code_rederives_the_state_shown_or_the_opening_posts_tier():
             assert not re.search(r"select\s+d\.trust_tier\s+from\s+marts\.documents", text), name
 
 
-# Exceptions that never become a response as themselves: a token file refused at startup,
-# and git's failures, which code/routes.py turns into an errors.Unavailable.
-NOT_REFUSALS = {"TokenConfigError", "GitFailed", "GitTimeout", "BudgetSpent"}
+# Exceptions that never become a response as themselves: a token file or session key refused
+# at startup, and git's failures, which code/routes.py turns into an errors.Unavailable.
+NOT_REFUSALS = {"TokenConfigError", "SessionKeyError", "GitFailed", "GitTimeout", "BudgetSpent"}
 
 
 def test_serve_defines_no_error_type_outside_the_one_hierarchy():
