@@ -21,7 +21,6 @@ import itertools
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,9 @@ from pathlib import Path
 
 import provenance
 import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fixtures import daemon as daemons
 
 from relore.contract.version import __version__
 from relore.operate import database
@@ -231,27 +233,6 @@ def client_main(args) -> None:
 # --- the conductor ----------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_up(base: str, server: subprocess.Popen) -> None:
-    import httpx
-
-    for _ in range(200):
-        if server.poll() is not None:
-            raise SystemExit(f"relored serve exited with {server.returncode}")
-        try:
-            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit("relored serve did not come up")
-
-
 def _load(kind: str, path: str, params: dict, args, base: str, reader: str) -> dict:
     command = [
         sys.executable, __file__, "--client", kind, "--path", path,
@@ -306,16 +287,11 @@ def main() -> None:
     if not (args.url and args.repo):
         parser.error("--url and --repo are required")
     reader = database.reader_url(args.url, env={})
-    port = _free_port()
+    port = daemons.free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "RELORE_READER_DATABASE_URL": reader, "RELORE_API": base}
     env.pop("RELORE_API_TOKENS", None)
-    server = subprocess.Popen(
-        [str(BIN / "relored"), "serve", "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        _wait_up(base, server)
+    with daemons.serving(env, port=port):
         with psycopg.connect(args.url) as conn:
             documents = conn.execute("select count(*) from marts.documents").fetchone()[0]
         levels = [int(x) for x in str(args.concurrency).split(",")]
@@ -343,12 +319,6 @@ def main() -> None:
             report["cold_start"] = _cold_start(env, args.repo, args.cold_runs)
         report["measured_at"] = provenance.facts()
         print(json.dumps(report, indent=2))
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
 
 if __name__ == "__main__":

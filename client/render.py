@@ -84,10 +84,29 @@ def search_page(page: dict) -> str:
     return "\n".join(lines)
 
 
+def _replica_line(where: dict) -> str:
+    """A daemon reading a hot standby: how far behind its primary the answers may be."""
+    lag = where.get("replay_lag_s")
+    last = where.get("last_replayed_at") or "never"
+    if not where.get("receiving"):
+        said = f"not streaming from its primary; last replayed {last}"
+    elif lag is None:
+        said = "streaming, nothing replayed yet"
+    elif lag == 0:
+        said = f"streaming, caught up (last replayed {last})"
+    else:
+        said = f"streaming, {lag:g} s behind its primary (last replayed {last})"
+    head = "BEHIND: " if where.get("behind") else ""
+    return f"{head}reading a hot standby: {said}"
+
+
 def status_page(page: dict) -> str:
     lines = [
         f"relore {page['version']} on {page['engine']}: {_plural(page['total'], 'repository')}"
     ]
+    where = page.get("replica") or {}
+    if where.get("standby"):
+        lines.append(_replica_line(where))
     for repo in page["repos"]:
         trust = repo["trust"]
         lines.append(

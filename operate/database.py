@@ -52,6 +52,8 @@ local   all           all                  scram-sha-256
 local   replication   all                  scram-sha-256
 host    all           all   127.0.0.1/32   scram-sha-256
 host    all           all   ::1/128        scram-sha-256
+host    replication   all   127.0.0.1/32   scram-sha-256
+host    replication   all   ::1/128        scram-sha-256
 """
 _SOCKET_PATH_MAX = 100  # sun_path is 108 bytes on Linux; ".s.PGSQL.5432" must fit too
 
@@ -415,8 +417,11 @@ def _initdb(paths: EmbeddedPaths, user: str | None, superuser_password: str) -> 
         raise DatabaseError(f"initdb failed:\n{result.stdout}\n{result.stderr}")
 
 
-def _pg_ctl_start(paths: EmbeddedPaths, user: str | None) -> None:
-    options = f"-c listen_addresses='' -k {paths.run} -c max_connections=60"
+def _pg_ctl_start(paths: EmbeddedPaths, user: str | None, settings: dict | None = None) -> None:
+    """Start the server on its socket alone; ``settings`` (name -> value) are passed as
+    ``-c`` options after ours (``operate/replica.py``: a loopback port, a standby's)."""
+    given = {"listen_addresses": "''", "max_connections": "60", **(settings or {})}
+    options = f"-k {paths.run} " + " ".join(f"-c {k}={v}" for k, v in given.items())
     result = _run_pg(
         [
             str(_bin("pg_ctl")),

@@ -183,7 +183,8 @@ def document() -> dict:
             },
             "/api/v1/status": {
                 "get": {
-                    "summary": "What the index holds, per repository",
+                    "summary": "What the index holds, per repository; where the daemon reads "
+                    "(replica: a primary, or a hot standby and how far behind it is)",
                     "parameters": [_REPO, _FORMAT],
                     "responses": {"200": _PAGE_OR_TEXT, **_ERRORS},
                 }

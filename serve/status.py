@@ -14,6 +14,43 @@ from relore.serve.semantic import nearest
 # The deletion check's marks are times it ran, not high-water marks of a listing.
 _DELETION_MARKS = ("deletions", "deletions:rotation")
 
+# A standby more than this far behind its primary (or not streaming at all) is said to be.
+REPLICA_BEHIND_S = 60.0
+
+# Where the daemon reads: a primary, or a hot standby and how far behind it is. Caught up
+# (everything received replayed, and a WAL receiver streaming) is no lag; otherwise the lag
+# is the age of the last transaction replayed (pg_last_xact_replay_timestamp): an upper
+# bound, and the only measure a standby has once its primary is unreachable. Every role may
+# call these; pg_stat_wal_receiver shows the reader its receiver's pid and nothing more.
+REPLICA = """
+select
+    pg_is_in_recovery() as standby,
+    pg_last_xact_replay_timestamp() as last_replayed_at,
+    exists (select from pg_stat_wal_receiver where pid is not null) as receiving,
+    pg_last_wal_receive_lsn() is not distinct from pg_last_wal_replay_lsn() as replayed_all,
+    extract(epoch from clock_timestamp() - pg_last_xact_replay_timestamp())::float8 as age_s
+"""
+
+
+async def replica(cur) -> dict:
+    """``{"standby": false}`` on a primary; on a hot standby, whether it streams, how far
+    behind it is (``replay_lag_s``, null before it replayed anything), and ``behind``."""
+    await cur.execute(REPLICA)
+    row = await cur.fetchone()
+    if not row["standby"]:
+        return {"standby": False}
+    if row["receiving"] and row["replayed_all"]:
+        lag = 0.0
+    else:
+        lag = round(row["age_s"], 1) if row["age_s"] is not None else None
+    return {
+        "standby": True,
+        "receiving": row["receiving"],
+        "replay_lag_s": lag,
+        "last_replayed_at": _iso(row["last_replayed_at"]),
+        "behind": not row["receiving"] or lag is None or lag > REPLICA_BEHIND_S,
+    }
+
 
 def _deletions_checked(marks: list[dict]) -> dict:
     """When the counts were last compared (every poll) and last walked in full (a sweep)."""
@@ -55,11 +92,13 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
                 }
             )
         semantic = {r["repo_id"]: await nearest.state(cur, r["repo_id"]) for r in repos}
+        where = await replica(cur)
     indexes = store.for_connection(conn)
     search_index = {r["repo_id"]: await indexes.state(conn, r["repo_id"]) for r in repos}
     return {
         "version": __version__,
         "engine": f"postgres {engine}",
+        "replica": where,
         "returned": len(repos),
         "total": len(repos),
         "repos": [

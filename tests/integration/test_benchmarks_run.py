@@ -142,6 +142,18 @@ def why_figures(out: str, _: Path) -> None:
     assert [n for n in numbers({k: v for k, v in report.items() if k != "measured_at"}) if n > 0]
 
 
+def replica_figures(out: str, _: Path) -> None:
+    report = last_json(out)
+    assert report["measured_at"]["commit"] and report["documents"] > 0, report
+    for label, daemons in (("primary only", 1), ("2 standby(s)", 2)):
+        run = report[label]
+        assert run["daemons"] == daemons and len(run["index_build_s"]) == daemons, run
+        for case in ("question (2-6 words)", "thread page"):
+            figures = run[case]
+            assert figures["errors"] == 0 and figures["reads_per_s_total"] > 0, (label, figures)
+            assert len(figures["reads_per_s_per_daemon"]) == daemons, (label, figures)
+
+
 def stamp_printed(out: str, _: Path) -> None:
     assert re.search(r"^measured at \w+", out, re.M), out
 
@@ -176,6 +188,10 @@ TOY: dict[str, tuple[list[str], Callable[[str, Path], None]]] = {
     "benchmarks/extract_bench.py": (
         ["--threads", "30", "--max-page", "1", "--no-build", "--g2s-python", str(PEER_PYTHON)],
         extract_figures,
+    ),
+    "benchmarks/replica_reads.py": (
+        "--threads 20 --comments-per-thread 3 --replicas 0,2 --seconds 0.5 --concurrency 1".split(),
+        replica_figures,
     ),
     "benchmarks/why_bench.py": (
         "--commits 30 --runs 1 --files 20 --large-commits 60 --lines 5 --hot-lines 2".split(),

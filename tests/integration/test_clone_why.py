@@ -23,13 +23,13 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import psycopg
 import pytest
 from fixtures import fake_github, indexed
 from fixtures import world as worlds
+from fixtures.gitrepo import git as _git
 
 from relore.client import cli as client_cli
 from relore.contract.version import __version__
@@ -117,24 +117,6 @@ LIMIT_LINE = 18  # limit = compute_quux_limit() * 4
 COMMENT_LINE = 17  # # guard the empty case
 BLANK_LINE = 5
 SENTINEL_LINE = 10  # return ""  # missing_path_sentinel
-
-
-def _git(cwd: Path, *args: str, date: str | None = None) -> str:
-    env = {
-        **os.environ,
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "Ann Author",
-        "GIT_AUTHOR_EMAIL": "ann@example.com",
-        "GIT_COMMITTER_NAME": "Ann Author",
-        "GIT_COMMITTER_EMAIL": "ann@example.com",
-    }
-    if date:
-        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    result = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
-    )
-    return result.stdout.strip()
 
 
 def _commit(cwd: Path, subject: str, date: str) -> str:
