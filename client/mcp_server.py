@@ -18,10 +18,10 @@ never starts them, and no database driver or relore server package enters this p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import re
 import secrets
-import weakref
 
 from relore.client import cli
 from relore.client.definition import build_parser
@@ -262,7 +262,7 @@ def _sdk():
 
 
 def build_server(env):
-    """The low-level MCP server over ``Tools(env)``; one rules session per connection."""
+    """The low-level MCP server over ``Tools(env)``; a rules session per connection."""
     anyio, types, Server, _ = _sdk()
     tools = Tools(env)
     listed = [
@@ -281,13 +281,18 @@ def build_server(env):
         )
         for d in tools.definitions()
     ]
-    sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    @contextlib.asynccontextmanager
+    async def connection(_server):
+        """``Server.run`` enters this once per connection: over stdio, the MCP session (a
+        ``ServerSession`` is made per request, so it cannot be the key)."""
+        yield {"rules_session": new_session()}
 
     async def list_tools(ctx, params):
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx, params):
-        session = sessions.setdefault(ctx.session, new_session())
+        session = ctx.lifespan_context["rules_session"]
         work = functools.partial(tools.call, params.name, params.arguments, session)
         try:
             page, text = await anyio.to_thread.run_sync(work)
@@ -303,6 +308,7 @@ def build_server(env):
         "relore",
         version=__version__,
         instructions=INSTRUCTIONS,
+        lifespan=connection,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
