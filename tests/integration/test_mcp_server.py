@@ -273,7 +273,7 @@ def test_every_tool_answers_with_the_text_and_page_relore_prints(daemon, code_ca
         name: result.structured_content for (name, _, _), result in zip(table, results, strict=True)
     }
     assert pages["search"]["returned"] >= 1 and pages["search"]["total"] >= 1
-    assert pages["thread"]["number"] == number
+    assert pages["thread"]["thread"]["number"] == number
     assert pages["symbol"]["total"] == 1 and pages["copies"]["total"] == 1
     assert "return sum(" in pages["why"]["text"] and pages["why"]["line"] == 3
 
@@ -301,15 +301,23 @@ def test_hostile_titles_and_comments_stay_quoted_or_fenced_in_tool_text(daemon, 
 
 def test_the_demo_corpus_prompt_injections_reach_the_agent_only_quoted(daemon, code_cache):
     injections = _corpus().facts["injections"]
-    calls = [("thread", {"ref": f"{REPO}#{i['number']}", "focus": "instructions"})
-             for i in injections]  # fmt: skip
+    calls = [
+        (
+            "thread",
+            {"ref": f"{REPO}#{i['number']}", "comment": str(i["comment_id"])}
+            if i["comment_id"]
+            else {"ref": f"{REPO}#{i['number']}", "full": True},  # planted in the opening post
+        )
+        for i in injections
+    ]
     results = _calls(daemon, code_cache, *calls)
     for injection, result in zip(injections, results, strict=True):
+        assert not result.is_error, _text(result)
         text = _text(result)
         lead = injection["text"].removeprefix("<!-- ")[:40]
         hits = [line for line in text.split("\n") if lead in line]
         # an HTML comment is markup: the text a thread page serves has none of it
-        assert hits or injection["text"].startswith("<!--"), (injection["number"], lead)
+        assert hits or injection["text"].startswith("<!--"), (injection["number"], text)
         assert all(line.lstrip().startswith(">") for line in hits), hits
 
 
