@@ -272,7 +272,6 @@ def build_server(env):
             description=d["description"],
             input_schema=d["input_schema"],
             annotations=types.ToolAnnotations(
-                title=d["title"],
                 read_only_hint=True,
                 destructive_hint=False,
                 idempotent_hint=True,
