@@ -194,18 +194,23 @@ def _cli(api: str, code_cache: str, *argv: str) -> tuple[int, str, str]:
 
 
 _RUN_FACTS = (("budget",), ("files", "parsed"), ("files", "from_cache"))
+_AGE = r"\b[0-9]+(?:s|m|h|d|mo|y)\b"  # contract/stamps.age: a fresh pass ages by the second
 
 
 def _untimed(value, at: tuple = ()):
     """A page without what differs from one run to the next: why's budget (how long each
-    walk took) and symbol's parse-or-cache counts (the first run parses, the next reads)."""
+    walk took), symbol's parse-or-cache counts (the first run parses, the next reads), and
+    ages counted in seconds (status's marks)."""
     if isinstance(value, dict):
         return {
             k: _untimed(v, (*at, k)) for k, v in value.items() if (*at[-1:], k) not in _RUN_FACTS
         }
+    if isinstance(value, list):
+        return [_untimed(v, at) for v in value]
     if not isinstance(value, str):
         return value
     value = re.sub(r"[0-9]+ ms\b", "… ms", value)
+    value = re.sub(rf"\({_AGE}\)|^{_AGE}$", "(age)", value)
     return re.sub(r"[0-9]+ parsed, [0-9]+ from cache", "… parsed, … from cache", value)
 
 
