@@ -31,6 +31,7 @@ def _text(what: str, most: int, hint: str = ""):
             raise argparse.ArgumentTypeError(f"the {what} contains a NUL character")
         return value
 
+    parse.max_chars = most  # relore mcp states it in each tool's input schema
     return parse
 
 
@@ -59,6 +60,7 @@ def whole(low: int, high: int | None, what: str):
             raise argparse.ArgumentTypeError(what)
         return n
 
+    parse.bounds = (low, high)  # relore mcp states them in each tool's input schema
     return parse
 
 

@@ -16,10 +16,10 @@ from typing import TextIO
 from relore.client import render
 from relore.client import rules as rules_mod
 from relore.client.definition import build_parser
-from relore.client.exits import EXIT_STATUSES, ExitStatus
+from relore.client.exits import EXIT_STATUSES, ExitStatus, Refused
 from relore.contract import wire
 
-__all__ = ["EXIT_STATUSES", "ExitStatus", "build_parser", "entry", "main"]
+__all__ = ["EXIT_STATUSES", "ExitStatus", "Refused", "build_parser", "entry", "main", "run"]
 
 
 def _thread_params(args) -> dict:
@@ -73,21 +73,20 @@ _CLONE_VERBS = {
 }
 
 
-def _code_verb(args: argparse.Namespace, env, stdout: TextIO, stderr: TextIO) -> int:
+def _code_verb(args: argparse.Namespace, env, workers: int | None) -> tuple[dict, str]:
     """map/defs/refs: imported here so the daemon verbs never load the lens or tree-sitter."""
     from relore.client.code import index, registry
 
     if args.verb != "map":
         if args.path and args.path_option and args.path != args.path_option:
-            print(
+            raise Refused(
+                ExitStatus.USAGE,
                 f"relore {args.verb}: a tree given twice ({args.path!r} and --path "
                 f"{args.path_option!r}): name one",
-                file=stderr,
             )
-            return ExitStatus.USAGE
         args.path = args.path or args.path_option or "."
     try:
-        workers = index.workers_for(env)
+        workers = index.workers_for(env) if workers is None else workers
         if args.verb == "map":
             page = index.repo_map(
                 args.path,
@@ -97,31 +96,36 @@ def _code_verb(args: argparse.Namespace, env, stdout: TextIO, stderr: TextIO) ->
                 focus=args.focus,
                 workers=workers,
             )
-            text = render.map_page(page)
-        elif args.verb == "defs":
+            return page, render.map_page(page)
+        if args.verb == "defs":
             page = index.defs(
                 args.name, args.path, env, limit=args.limit, offset=args.offset, workers=workers
             )
-            text = render.defs_page(page)
-        else:
-            page = index.refs(
-                args.name,
-                args.path,
-                env,
-                limit=args.limit,
-                offset=args.offset,
-                kind=args.kind,
-                workers=workers,
-            )
-            text = render.refs_page(page)
+            return page, render.defs_page(page)
+        page = index.refs(
+            args.name,
+            args.path,
+            env,
+            limit=args.limit,
+            offset=args.offset,
+            kind=args.kind,
+            workers=workers,
+        )
+        return page, render.refs_page(page)
     except registry.GrammarMissing as exc:
-        print(f"relore: {exc}", file=stderr)
-        return ExitStatus.ERROR
+        raise Refused(ExitStatus.ERROR, f"relore: {exc}") from None
     except index.PathNotFound as exc:
-        print(f"relore: {exc}", file=stderr)
-        return ExitStatus.USAGE
-    print(json.dumps(page, ensure_ascii=False, indent=2) if args.json else text, file=stdout)
-    return ExitStatus.OK
+        raise Refused(ExitStatus.USAGE, f"relore: {exc}") from None
+
+
+def run(args: argparse.Namespace, env, *, workers: int | None = None) -> tuple[dict, str]:
+    """One verb of parsed ``args``: its page and the text ``relore`` prints for it, or
+    ``Refused`` (the line on stderr, the exit status). The CLI and ``relore mcp`` both run
+    a verb through here: one request builder, one renderer, one mapping of failures.
+    ``workers`` caps the code lens's processes (``relore mcp`` is threaded: it never forks)."""
+    if args.verb in ("map", "defs", "refs"):
+        return _code_verb(args, env, workers)
+    return _daemon_verb(args, env)
 
 
 def main(
@@ -137,12 +141,29 @@ def main(
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage error or the help
         return ExitStatus.USAGE if exc.code else ExitStatus.OK
-    if args.verb in ("map", "defs", "refs"):
-        return _code_verb(args, env, stdout, stderr)
-    return _daemon_verb(args, env, stdout, stderr)
+    if args.verb == "mcp":
+        return _mcp(env, stderr)
+    try:
+        page, text = run(args, env)
+    except Refused as exc:
+        print(exc.line, file=stderr)
+        return exc.status
+    print(json.dumps(page, ensure_ascii=False, indent=2) if args.json else text, file=stdout)
+    return ExitStatus.OK
 
 
-def _daemon_verb(args: argparse.Namespace, env, stdout: TextIO, stderr: TextIO) -> int:
+def _mcp(env, stderr: TextIO) -> int:
+    """``relore mcp``: the verbs as tools over stdio. The SDK is imported there, only."""
+    from relore.client import mcp_server
+
+    try:
+        return mcp_server.serve(env)
+    except mcp_server.SdkMissing as exc:
+        print(f"relore mcp: {exc}", file=stderr)
+        return ExitStatus.ERROR
+
+
+def _daemon_verb(args: argparse.Namespace, env) -> tuple[dict, str]:
     """Every verb the daemon answers. urllib (``transport``) is imported here: the code
     lens's verbs, which never talk to a daemon, start without it."""
     from relore.client import transport
@@ -166,50 +187,42 @@ def _daemon_verb(args: argparse.Namespace, env, stdout: TextIO, stderr: TextIO) 
                 "since": args.since,
             }
             page = transport.get(api, "search", params, token=token)
-            text = render.enveloped(page, render.search_page(page), compact=args.compact)
+            renderer = render.search_page
         elif args.verb in ("thread", "inflight"):
             page = transport.get(api, args.verb, _thread_params(args), token=token)
             renderer = render.thread_page if args.verb == "thread" else render.inflight_page
-            text = render.enveloped(page, renderer(page), compact=args.compact)
         elif args.verb in _CLONE_VERBS:
             route, params, renderer = _CLONE_VERBS[args.verb](args)
             page = transport.get(api, route, params, token=token)
-            text = render.enveloped(page, renderer(page), compact=args.compact)
         elif args.verb == "rules":
             sent = rules_mod.params(args, env)
             page = transport.get(api, "rules", sent, token=token)
             warning = rules_mod.remember(env, sent, page)
-            if warning:
-                print(f"relore: {warning}", file=stderr)
-            text = render.enveloped(page, render.rules_page(page), compact=args.compact)
+            if warning:  # stderr: under `relore mcp` stdout is the protocol's
+                print(f"relore: {warning}", file=sys.stderr)
+            renderer = render.rules_page
         else:
             page = transport.get(api, "status", {"repo": args.repo}, token=token)
-            text = render.enveloped(page, render.status_page(page), compact=args.compact)
+            renderer = render.status_page
     except transport.BadApi as exc:
-        print(f"relore: {exc}", file=stderr)
-        return ExitStatus.USAGE
+        raise Refused(ExitStatus.USAGE, f"relore: {exc}") from None
     except transport.DaemonDown as exc:  # NotRelore too: something else answered there
         hint = (
             "point RELORE_API at `relored serve`"
             if isinstance(exc, transport.NotRelore)
             else "start it with `relored serve` or set RELORE_API"
         )
-        print(f"relore: {exc}; {hint}", file=stderr)
-        return ExitStatus.DAEMON_DOWN
+        raise Refused(ExitStatus.DAEMON_DOWN, f"relore: {exc}; {hint}") from None
     except transport.VersionMismatch as exc:
-        print(f"relore: {exc}", file=stderr)
-        return ExitStatus.VERSION_MISMATCH
+        raise Refused(ExitStatus.VERSION_MISMATCH, f"relore: {exc}") from None
     except transport.DaemonError as exc:
-        print(f"relore: {exc}", file=stderr)
-        if exc.status == 400:
-            return ExitStatus.USAGE
-        if exc.status == 503:
-            return ExitStatus.NOT_READY
-        if exc.status == 404:
-            return ExitStatus.NOT_INDEXED
-        return ExitStatus.ERROR
-    print(json.dumps(page, ensure_ascii=False, indent=2) if args.json else text, file=stdout)
-    return ExitStatus.OK
+        status = {
+            400: ExitStatus.USAGE,
+            503: ExitStatus.NOT_READY,
+            404: ExitStatus.NOT_INDEXED,
+        }.get(exc.status, ExitStatus.ERROR)
+        raise Refused(status, f"relore: {exc}") from None
+    return page, render.enveloped(page, renderer(page), compact=args.compact)
 
 
 def entry() -> None:

@@ -35,8 +35,12 @@ def _tree_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--path", dest="path_option", metavar="PATH", help="the same as PATH")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser(
+    parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+) -> argparse.ArgumentParser:
+    """The command line. ``parser_class`` (every verb's parser is one too) lets ``relore
+    mcp`` take a refusal as an exception instead of a printed usage and an exit."""
+    parser = parser_class(
         prog="relore",
         description="Read a repository's issue and PR history from a relore daemon "
         f"(RELORE_API, default {wire.DEFAULT_API}).",
@@ -216,4 +220,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--offset", type=argtypes.offset, default=0, help="skip this many rows first")
     r.add_argument("--json", action="store_true", help="the page as JSON")
+
+    verbs.add_parser(
+        "mcp",
+        help="these verbs as Model Context Protocol tools over stdio (needs relore[mcp])",
+        description="An MCP server on stdin/stdout for an agent harness: every verb above "
+        "but mcp is a read-only tool answering with the text relore prints (and the page "
+        "as structured content); a failure is a tool error with the same message and exit "
+        "status. map/defs/refs read the tree the server was started in. RELORE_API and "
+        "RELORE_API_TOKEN as for every verb; rules never repeat within one MCP session.",
+    )
     return parser

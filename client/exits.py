@@ -26,3 +26,13 @@ EXIT_STATUSES = {
     "down or busy)",
     ExitStatus.NOT_INDEXED: "the repository or thread is not indexed there",
 }
+
+
+class Refused(Exception):
+    """A verb that ends without a page: the line ``relore`` prints on stderr and the exit
+    status it returns. ``relore mcp`` turns the same two into a tool error."""
+
+    def __init__(self, status: ExitStatus, line: str):
+        super().__init__(line)
+        self.status = status
+        self.line = line

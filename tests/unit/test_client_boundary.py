@@ -61,16 +61,14 @@ def test_client_modules_import_no_driver_client_or_server_statically():
     assert not offenders, offenders
 
 
-def test_client_runs_with_server_packages_blocked_at_import():
-    modules = sorted(
-        "relore.client." + p.relative_to(CLIENT_DIR).with_suffix("").as_posix().replace("/", ".")
-        for p in CLIENT_DIR.rglob("*.py")
-        if p.name not in ("__init__.py", "__main__.py")
-    )
-    script = textwrap.dedent(
-        f"""
-        import importlib, io, sys
-        FORBIDDEN = {FORBIDDEN!r}
+def _run_blocked(blocked, body: str) -> None:
+    """``body`` in a fresh interpreter with ``blocked`` packages refused at the import hook;
+    it must print "clean" after checking that none of them loaded."""
+    script = (
+        textwrap.dedent(
+            f"""
+        import sys
+        FORBIDDEN = {list(blocked)!r}
 
         class Block:
             def find_spec(self, name, path=None, target=None):
@@ -79,22 +77,66 @@ def test_client_runs_with_server_packages_blocked_at_import():
                 return None
 
         sys.meta_path.insert(0, Block())
-        for name in {modules!r}:
-            importlib.import_module(name)
-        from relore.client.cli import main
-        out, err = io.StringIO(), io.StringIO()
-        code = main(["status"], env={{"RELORE_API": "http://127.0.0.1:9"}}, stdout=out, stderr=err)
-        assert code == 3, (code, err.getvalue())
+        """
+        )
+        + textwrap.dedent(body)
+        + textwrap.dedent(
+            """
         leaked = [m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
         assert not leaked, leaked
-        print("clean", len({modules!r}))
+        print("clean")
         """
+        )
     )
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("clean")
+
+
+def test_client_runs_with_server_packages_blocked_at_import():
+    modules = sorted(
+        "relore.client." + p.relative_to(CLIENT_DIR).with_suffix("").as_posix().replace("/", ".")
+        for p in CLIENT_DIR.rglob("*.py")
+        if p.name not in ("__init__.py", "__main__.py")
+    )
+    body = f"""
+        import importlib, io
+        for name in {modules!r}:
+            importlib.import_module(name)
+        from relore.client.cli import main
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["status"], env={{"RELORE_API": "http://127.0.0.1:9"}}, stdout=out, stderr=err)
+        assert code == 3, (code, err.getvalue())
+        sdk = [m for m in sys.modules if m.split(".")[0] in ("mcp", "mcp_types", "anyio")]
+        assert not sdk, sdk  # only `relore mcp` loads the MCP SDK
+        """
+    _run_blocked(FORBIDDEN, body)
+
+
+# The MCP SDK's own HTTP transports: imported with it (its package imports them), never
+# started over stdio. Nothing else of FORBIDDEN may load with ``relore mcp``.
+MCP_SDK_STACK = ("starlette", "uvicorn")
+
+
+def test_mcp_server_loads_no_driver_github_client_or_relore_server_package():
+    body = """
+        import asyncio
+        from mcp import Client
+        from relore.client import mcp_server
+
+        async def main():
+            server = mcp_server.build_server({"RELORE_API": "http://127.0.0.1:9"})
+            async with Client(server) as client:
+                tools = (await client.list_tools()).tools
+                assert len(tools) == len(mcp_server.PURPOSE), [t.name for t in tools]
+                result = await client.call_tool("status", {})
+                assert result.is_error and "no relore daemon" in result.content[0].text
+
+        asyncio.run(main())
+        """
+    _run_blocked([f for f in FORBIDDEN if f not in MCP_SDK_STACK], body)
 
 
 def test_version_mismatch_says_which_side_to_upgrade():
