@@ -15,3 +15,16 @@
         'review_state', 'content_hash', 'is_deleted', 'source_loaded_at',
     ]) }}
 {%- endmacro %}
+
+{#-
+    What documents_history records of each document: its keys, the columns a version is
+    told apart by (content_hash, trust_tier, is_deleted) and the text. document_versions
+    selects them (and written_at, the snapshot's scope); the snapshot records them.
+-#}
+{% macro document_version_columns() -%}
+    {{ return([
+        'repo_id', 'document_id', 'source_document_id', 'chunk_index', 'thread_number',
+        'document_kind', 'author_login', 'trust_tier', 'content_hash', 'body_text', 'is_deleted',
+        'source_loaded_at',
+    ]) }}
+{%- endmacro %}

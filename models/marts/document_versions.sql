@@ -11,18 +11,11 @@ documents as (
 
 final as (
     select
-        repo_id,
-        document_id,
-        source_document_id,
-        chunk_index,
-        thread_number,
-        document_kind,
-        author_login,
-        trust_tier,
-        content_hash,
-        body_text,
-        is_deleted,
-        source_loaded_at
+        {%- for column in document_version_columns() %}
+            {{ column }},
+        {%- endfor %}
+        -- the snapshot's scope (not recorded: a version is told apart by what it says)
+        written_at
     from documents
 )
 

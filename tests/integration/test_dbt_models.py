@@ -392,10 +392,58 @@ def test_a_new_version_rewrites_exactly_what_changed(built, run_dbt):
         " where document_id = 'issue_comment:777' and repo_id = %s",
         REPO_ID,
     ) == [(True, "")]  # deleted text stays in raw's history, never in a mart
+    # the history: a closed and an open version for each changed document, one for the rest
+    versions = dict(
+        _rows(
+            url,
+            "select document_id, array_agg(dbt_valid_to is null order by dbt_valid_from)"
+            " from snapshots.documents_history where repo_id = %s group by 1",
+            REPO_ID,
+        )
+    )
+    assert versions[f"issue_comment:{comment['id']}"] == [False, True]
+    assert versions["issue_comment:777"] == [False, True]
+    assert versions["opening_post:5"] == [True]
     # and once more, nothing
     before = _writes(url)
     run_dbt(url, built["build_dir"], "build")
     assert all(_writes(url)[t] == before[t] for t in MARTS)
+
+
+def test_history_compares_only_the_documents_a_build_rewrote(built, run_dbt):
+    """The snapshot used to compare all of documents with every open version on each build
+    (9.5 s of a no-op build at 1.2M documents). A row no build rewrote is out of its scope:
+    changed by hand and dated a day back, it gets no version; rewritten, it does."""
+    url, doc = built["url"], "opening_post:5"
+    history = (
+        "select count(*) from snapshots.documents_history where repo_id = %s and document_id = %s"
+    )
+    before = _rows(url, history, REPO_ID, doc)
+    stale = (
+        "update marts.documents set trust_tier = %s, written_at = written_at - interval '1 day'"
+        " where repo_id = %s and document_id = %s returning trust_tier"
+    )
+    with psycopg.connect(url, autocommit=True) as conn:
+        (tier,) = conn.execute(
+            "select trust_tier from marts.documents where repo_id = %s and document_id = %s",
+            (REPO_ID, doc),
+        ).fetchone()
+        conn.execute(stale, ("machine", REPO_ID, doc))
+    try:
+        run_dbt(url, built["build_dir"], "snapshot")
+        assert _rows(url, history, REPO_ID, doc) == before
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "update marts.documents set written_at = now()"
+                " where repo_id = %s and document_id = %s",
+                (REPO_ID, doc),
+            )
+        run_dbt(url, built["build_dir"], "snapshot")
+        assert _rows(url, history, REPO_ID, doc) == [(before[0][0] + 1,)]
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(stale.replace(" - interval '1 day'", ""), (tier, REPO_ID, doc))
+        run_dbt(url, built["build_dir"], "snapshot")
 
 
 def test_a_build_leaves_no_page_it_wrote_for_readers_to_check_in_the_heap(built):
