@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from relore.client import render
 from relore.contract import envelope, wire
 from relore.contract.version import __version__
-from relore.serve import auth, errors, inputs, labels, openapi, responses, web
+from relore.serve import auth, errors, inputs, labels, openapi, readiness, responses, web
 from relore.serve import search as search_mod
 from relore.serve import status as status_mod
 from relore.serve import thread as thread_mod
@@ -264,6 +264,13 @@ async def health_endpoint(request: Request) -> Response:
     return _json({"ok": True, "version": __version__})
 
 
+async def ready_endpoint(request: Request) -> Response:
+    """Readiness (a load balancer's probe): the marts readable and every repository's
+    search index built here; building what is missing meanwhile (serve/readiness.py)."""
+    page = await readiness.check(_pool(request), request.app.state.warming)
+    return _json({**page, "version": __version__})
+
+
 DATABASE_DOWN = (
     "the database is unreachable: start it with `relored db start`, or check "
     "RELORE_DATABASE_URL (RELORE_READER_DATABASE_URL) where `relored serve` runs"
@@ -355,6 +362,7 @@ def create_app(settings: Settings) -> Starlette:
         await pool.open(wait=False)
         app.state.pool = pool
         app.state.probe_lock, app.state.probe = asyncio.Lock(), (float("-inf"), False)
+        app.state.warming = readiness.Warming()
         try:
             yield
         finally:
@@ -370,6 +378,7 @@ def create_app(settings: Settings) -> Starlette:
         *rules_routes.routes(wire.API_PREFIX),
         *code_routes.routes(wire.API_PREFIX),  # answered from the working clone
         Route("/healthz", health_endpoint),
+        Route("/readyz", ready_endpoint),
         *web.routes(),  # the page for people at /
     ]
     app = Starlette(

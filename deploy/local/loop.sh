@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # relore's extract loop: for each repository, `relored extract --repo R` (then
-# `relored extract authority --repo R`), then one `dbt build`, then `dbt source freshness`.
+# `relored extract authority --repo R`), then one `dbt build`, `relored embed` (the
+# semantic tier), `relored index` (the search index on this host; RELORE_INDEX=0 skips
+# it), then `dbt source freshness`.
 # The systemd timer, the cron line and the Kubernetes CronJob all run this script.
 #
 #   deploy/local/loop.sh [--dry-run] owner/name [owner/name ...]
@@ -85,6 +87,29 @@ stamp "dbt build"
 if ! run dbt build; then
     stamp "dbt build failed: the marts keep their last good state"
     exit 1
+fi
+# The semantic tier's vectors, for what the build wrote: a run with nothing new embeds
+# nothing. Exit 3 is the tier being off here (no pgvector, no semantic extra): said, and
+# not a failure of the loop; lexical search serves as before.
+stamp "relored embed"
+rc=0
+run relored embed || rc=$?
+case "$rc" in
+0) ;;
+3) stamp "relored embed: the semantic tier is off here (relored doctor says why)" ;;
+*)
+    stamp "relored embed failed (exit $rc): searches go on without the newest vectors"
+    worst 1
+    ;;
+esac
+# The search index beside a daemon on this host (RELORE_INDEX_DIR, RELORE_HOME): refreshed
+# now, not on the first search. Where the daemons keep their own (each Kubernetes pod
+# builds its index before it is ready), RELORE_INDEX=0 skips it.
+if [ "${RELORE_INDEX:-1}" != "0" ]; then
+    stamp "relored index"
+    rc=0
+    run relored index || rc=$?
+    [ "$rc" -eq 0 ] || { stamp "relored index failed (exit $rc)"; worst 1; }
 fi
 stamp "dbt source freshness"
 # A report, not a gate: a quiet repository lands nothing new (unchanged payloads write no

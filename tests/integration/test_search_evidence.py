@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import time
 
 import psycopg
 import pytest
@@ -16,12 +17,14 @@ from fixtures import corpus_payloads as gh
 from fixtures import indexed
 from fixtures import world as worlds
 from fixtures.reads import search as _search
+from starlette.testclient import TestClient
 
 from relore.client import render
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import cli as operate_cli
 from relore.operate import database
 from relore.serve import errors, status
+from relore.serve.app import Settings, create_app
 from relore.serve.lexical import store
 
 REPO = Repo(4545, "acme/evidence")
@@ -243,3 +246,49 @@ def test_marts_older_than_the_daemon_are_a_503_that_says_how_to_upgrade(world_co
         )
     assert answer.status_code == 503
     assert "--full-refresh --select" in answer.json()["error"]
+
+
+def _ready_until(client, settled, seconds: float = 90.0):
+    """GET /readyz until ``settled(response)`` holds (the index builds in the background)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        response = client.get("/readyz")
+        if settled(response) or time.monotonic() > deadline:
+            return response
+        time.sleep(0.2)
+
+
+def test_readyz_refuses_traffic_until_this_daemons_index_is_built(
+    indexed_world, tmp_path, monkeypatch
+):
+    """A new pod's index directory is empty: /healthz said ready, and the load balancer sent
+    it searches that each waited out an index build. /readyz is 503 until every index is
+    built (building them meanwhile), names no repository, and leaves /healthz alone."""
+    monkeypatch.setenv("RELORE_INDEX_DIR", str(tmp_path / "a-new-pods-index"))
+    with psycopg.connect(indexed_world.url) as conn:
+        held = conn.execute("select count(*) from marts.corpus_stats").fetchone()[0]
+    app = create_app(Settings(database.reader_url(indexed_world.url, env={})))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        first = client.get("/readyz")
+        assert client.get("/healthz").status_code == 200
+        ready = _ready_until(client, lambda r: r.status_code == 200)
+    assert first.status_code == 503, first.text
+    assert first.headers["retry-after"] == "5"
+    assert f"of {held} repositories not built" in first.json()["error"]
+    assert ready.status_code == 200, ready.text
+    page = ready.json()
+    assert (page["ready"], page["repositories"]) == (True, held)
+    assert page["indexes"] == {"current": held, "refreshing": 0}
+    assert page["replica"] == {"standby": False}
+    assert REPO.full_name not in first.text + ready.text
+
+
+def test_readyz_says_why_the_index_cannot_be_built(indexed_world, tmp_path, monkeypatch):
+    blocked = tmp_path / "a-file-not-a-directory"
+    blocked.write_text("")
+    monkeypatch.setenv("RELORE_INDEX_DIR", str(blocked))
+    app = create_app(Settings(database.reader_url(indexed_world.url, env={})))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        said = _ready_until(client, lambda r: "RELORE_INDEX_DIR" in r.text, seconds=30)
+    assert said.status_code == 503
+    assert "last attempt: the search index cannot be written" in said.json()["error"]

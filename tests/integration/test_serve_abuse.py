@@ -84,7 +84,9 @@ def test_an_expensive_statement_is_cancelled_and_gives_its_connection_back(db_ur
 DOWN_URL = "postgresql://relore_reader@/relore?host=/nonexistent-relore-socket-dir"
 
 
-@pytest.mark.parametrize("path", ["/healthz", "/api/v1/status", "/api/v1/search?q=error"])
+@pytest.mark.parametrize(
+    "path", ["/healthz", "/readyz", "/api/v1/status", "/api/v1/search?q=error"]
+)
 def test_daemon_started_with_the_database_down_says_what_to_do_within_2s(path, caplog):
     caplog.set_level(logging.WARNING)
     with _client(create_app(Settings(DOWN_URL))) as client:
@@ -97,6 +99,15 @@ def test_daemon_started_with_the_database_down_says_what_to_do_within_2s(path, c
     assert "PoolTimeout" not in error and "retry-after" in response.headers
     assert elapsed < 2.5, f"took {elapsed:.1f}s to say the database is down"
     _no_tracebacks(caplog)
+
+
+def test_readyz_before_the_first_build_says_to_run_it(db_url):
+    """Migrated, never built: alive (/healthz) but not ready, and the page says the fix."""
+    with _client(create_app(Settings(database.reader_url(db_url, env={})))) as client:
+        alive, ready = client.get("/healthz"), client.get("/readyz")
+    assert alive.status_code == 200
+    assert ready.status_code == 503
+    assert "run `dbt build`" in ready.json()["error"]
 
 
 def test_terminated_backends_are_replaced_never_served_as_admin_shutdown(db_url, pg_cluster):

@@ -89,11 +89,16 @@ def test_serve_gets_the_reader_credentials_only():
     assert "0.0.0.0" in container["command"]
 
 
-def test_serve_has_probes_on_healthz_and_resource_limits():
+def test_serve_is_ready_only_with_its_index_and_alive_while_its_database_answers():
+    """Readiness on /healthz sent a new pod searches before its index was built; liveness
+    on /readyz would restart a pod for building its index."""
     container = _pod_spec(_one("Deployment"))["containers"][0]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     for probe in ("readinessProbe", "livenessProbe"):
-        assert container[probe]["httpGet"]["path"] == "/healthz"
         assert container[probe]["httpGet"]["port"] in ("http", 8080)
+    index_dir = _env(container)["RELORE_INDEX_DIR"]["value"]
+    assert index_dir in {m["mountPath"] for m in container["volumeMounts"]}
     assert container["resources"]["requests"] and container["resources"]["limits"]
     service = _one("Service")
     assert service["spec"]["selector"] == _one("Deployment")["spec"]["selector"]["matchLabels"]
@@ -131,3 +136,14 @@ def test_every_pod_runs_as_the_image_user_without_root():
         for container in pod["containers"]:
             assert container["image"] == "relore"  # kustomize's images: rewrites it
             assert container["securityContext"]["allowPrivilegeEscalation"] is False
+
+
+def test_a_drain_keeps_a_serve_pod_ready_and_can_still_proceed():
+    budget, deployment = _one("PodDisruptionBudget"), _one("Deployment")
+    assert budget["spec"]["selector"] == deployment["spec"]["selector"]
+    assert 1 <= budget["spec"]["minAvailable"] < deployment["spec"]["replicas"]
+
+
+def test_the_cronjob_leaves_the_search_index_to_the_serve_pods():
+    """The loop's `relored index` in a CronJob pod builds an index nobody reads."""
+    assert _one("ConfigMap")["data"]["RELORE_INDEX"] == "0"

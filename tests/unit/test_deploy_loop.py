@@ -69,6 +69,8 @@ def test_loop_extracts_each_repo_then_builds_once_then_checks_freshness(loop):
         "relored extract --repo acme/gadgets --quiet",
         "relored extract authority --repo acme/gadgets --quiet",
         "dbt build",
+        "relored embed",
+        "relored index",
         "dbt source freshness",
     ]
 
@@ -80,6 +82,8 @@ def test_loop_starts_the_embedded_postgres_when_no_server_is_configured(loop):
         "relored db start",
         "relored extract --repo acme/widgets --quiet",
         "dbt build",
+        "relored embed",
+        "relored index",
         "dbt source freshness",
     ]
 
@@ -105,13 +109,34 @@ def test_one_failed_repo_does_not_keep_the_others_stale(loop):
     assert code == 1
     assert "relored extract authority --repo bad/repo --quiet" not in calls
     assert "relored extract --repo acme/widgets --quiet" in calls
-    assert calls[-2:] == ["dbt build", "dbt source freshness"]
+    assert calls[-4:] == ["dbt build", "relored embed", "relored index", "dbt source freshness"]
 
 
 def test_failed_dbt_build_stops_before_freshness(loop):
     code, calls, _ = loop("acme/widgets", exits="dbt?build=1", RELORE_DATABASE_URL="x")
     assert code == 1
     assert calls[-1] == "dbt build"
+
+
+def test_a_semantic_tier_that_is_off_here_is_said_and_fails_nothing(loop):
+    code, calls, err = loop("a/b", exits="relored?embed=3", RELORE_DATABASE_URL="x")
+    assert code == 0
+    assert "the semantic tier is off here" in err
+    assert calls[-2:] == ["relored index", "dbt source freshness"]
+
+
+def test_a_failed_embed_fails_the_run_but_the_index_and_freshness_still_run(loop):
+    code, calls, err = loop("a/b", exits="relored?embed=1", RELORE_DATABASE_URL="x")
+    assert code == 1
+    assert "relored embed failed (exit 1)" in err
+    assert calls[-2:] == ["relored index", "dbt source freshness"]
+
+
+def test_pods_that_build_their_own_index_skip_the_loops(loop):
+    """A Kubernetes CronJob's index would be built in its own pod and thrown away."""
+    code, calls, _ = loop("a/b", RELORE_DATABASE_URL="x", RELORE_INDEX="0")
+    assert code == 0
+    assert "relored embed" in calls and "relored index" not in calls
 
 
 def test_stale_freshness_is_reported_but_fails_only_when_strict(loop):
