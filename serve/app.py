@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
+from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -28,7 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from relore.client import render
 from relore.contract import envelope, wire
 from relore.contract.version import __version__
-from relore.serve import auth, errors, inputs, labels, openapi, readiness, responses, web
+from relore.serve import auth, errors, inputs, labels, notices, openapi, readiness, responses, web
 from relore.serve import search as search_mod
 from relore.serve import status as status_mod
 from relore.serve import thread as thread_mod
@@ -199,11 +200,29 @@ def _page(page: dict, chosen: str, renderer) -> Response:
 # (repos.require: a 404 naming what is indexed). create_app maps both to responses.
 
 
+# How often a daemon asks its server whether it is a standby and how far behind: a page
+# carries the answer read at most this long ago.
+WHERE_EVERY_S = 1.0
+
+
+async def _said_where(request: Request, conn, page: dict) -> dict:
+    """Lead the page with ``standby_behind`` when the server it was read from is a standby
+    behind its primary (asked at most once per ``WHERE_EVERY_S`` per daemon)."""
+    state = request.app.state
+    checked, where = state.where
+    if time.monotonic() - checked >= WHERE_EVERY_S:
+        async with conn.cursor(row_factory=dict_row) as cur:
+            where = await status_mod.replica(cur)
+        state.where = (time.monotonic(), where)
+    page["notices"] = notices.standby_behind(where) + page["notices"]
+    return page
+
+
 async def search_endpoint(request: Request) -> Response:
     search_request = search_mod.parse_request(request.query_params)
     chosen = inputs.output_format(request.query_params)
     async with _pool(request).connection() as conn:
-        page = await search_mod.search(conn, search_request)
+        page = await _said_where(request, conn, await search_mod.search(conn, search_request))
     return _page(page, chosen, render.search_page)
 
 
@@ -212,8 +231,9 @@ async def thread_endpoint(request: Request) -> Response:
     chosen = inputs.output_format(request.query_params)
     async with _pool(request).connection() as conn:
         page = await thread_mod.thread(conn, thread_request)
-    if page is None:
-        raise errors.NotFound(f"{thread_request.repo}#{thread_request.number} is not indexed")
+        if page is None:
+            raise errors.NotFound(f"{thread_request.repo}#{thread_request.number} is not indexed")
+        page = await _said_where(request, conn, page)
     return _page(page, chosen, render.thread_page)
 
 
@@ -222,8 +242,9 @@ async def inflight_endpoint(request: Request) -> Response:
     chosen = inputs.output_format(request.query_params)
     async with _pool(request).connection() as conn:
         page = await thread_mod.inflight(conn, thread_request.repo, thread_request.number)
-    if page is None:
-        raise errors.NotFound(f"{thread_request.repo}#{thread_request.number} is not indexed")
+        if page is None:
+            raise errors.NotFound(f"{thread_request.repo}#{thread_request.number} is not indexed")
+        page = await _said_where(request, conn, page)
     return _page(page, chosen, render.inflight_page)
 
 
@@ -363,6 +384,7 @@ def create_app(settings: Settings) -> Starlette:
         app.state.pool = pool
         app.state.probe_lock, app.state.probe = asyncio.Lock(), (float("-inf"), False)
         app.state.warming = readiness.Warming()
+        app.state.where = (float("-inf"), {"standby": False})
         try:
             yield
         finally:

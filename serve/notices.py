@@ -50,7 +50,14 @@ KINDS = {
     "not_indexed": "the issue itself is not indexed (claims to close it are)",
     "no_pulls": "no pull request claims to close it",
     "pulls_capped": "more pull requests claim it than the list shows: the total says how many",
+    # every page a daemon on a hot standby serves
+    "standby_behind": "the daemon reads a hot standby that is behind its primary or not "
+    "streaming from it: what changed since is not on the page",
 }
+
+# Said only by a daemon reading a standby that is behind: the recorded pages (a primary)
+# cannot show it; tests/integration/test_hot_standby.py asserts it on a real standby.
+STANDBY_ONLY = frozenset({"standby_behind"})
 
 
 def _notice(kind: str, place: str, text: str, **facts) -> dict:
@@ -173,3 +180,20 @@ def stated(build):
         return wrapper
 
     return decorate
+
+
+def standby_behind(where: dict) -> list[dict]:
+    """The notice that leads a search, thread or inflight page read from a standby behind
+    its primary (``where``: serve/status.py's ``replica``); none on a primary or a standby
+    that keeps up."""
+    if not where.get("standby") or not where.get("behind"):
+        return []
+    lag, last = where.get("replay_lag_s"), where.get("last_replayed_at") or "never"
+    if not where.get("receiving"):
+        said = f"not streaming from its primary (last replayed {last})"
+    elif lag is None:
+        said = "streaming, nothing replayed yet"
+    else:
+        said = f"{lag:g} s behind its primary (last replayed {last})"
+    text = f"BEHIND: read from a hot standby {said}; later changes are not on this page"
+    return [_notice("standby_behind", "before", text, replay_lag_s=lag)]

@@ -30,6 +30,7 @@ from relore.client import cli as client_cli
 from relore.operate import cli as relored
 from relore.operate import database, replica
 from relore.serve import status
+from relore.serve.app import WHERE_EVERY_S
 from relore.serve.lexical import store
 
 REPO = "acme/standby"
@@ -141,12 +142,19 @@ def daemon(pair, built, tmp_path_factory):
         env.pop(name, None)
     log = work / "serve.log"
     with daemons.serving(env, log) as base:
-        yield {"base": base, "log": log, "index": work / "search-index", "port": standby.port}
+        yield {
+            "base": base,
+            "log": log,
+            "index": work / "search-index",
+            "port": standby.port,
+            "state": work / "client-state",  # the client's session tokens, not ~/.local
+        }
 
 
 def _relore(daemon: dict, *argv: str) -> str:
     out, err = io.StringIO(), io.StringIO()
-    code = client_cli.main(list(argv), env={"RELORE_API": daemon["base"]}, stdout=out, stderr=err)
+    env = {"RELORE_API": daemon["base"], "RELORE_STATE_DIR": str(daemon["state"])}
+    code = client_cli.main(list(argv), env=env, stdout=out, stderr=err)
     assert code == 0, (argv, code, err.getvalue())
     return out.getvalue()
 
@@ -204,9 +212,12 @@ def test_thread_and_inflight_answer_from_a_standby(daemon, built):
     assert facts["claim"] in {pull["number"] for pull in inflight["pulls"]}
     outline = _relore(daemon, "thread", f"{REPO}#{facts['issue']}", "--outline")
     assert "Retry budget runs out" in outline
+    # a standby that keeps up says nothing on the pages (status says where they come from)
+    for page in (thread, inflight, _json(daemon, "search", BEFORE, "--repo", REPO)):
+        assert "standby_behind" not in {n["kind"] for n in page["notices"]}
 
 
-def test_rules_answer_from_a_standby_with_sessions_kept_in_the_daemon(daemon):
+def test_rules_answer_from_a_standby_never_repeated_within_a_session(daemon):
     argv = ("rules", "lib/acme/retry.py", "--repo", REPO, "--task", "add a retry backoff")
     first = _json(daemon, *argv, "--session", "standby-1")
     assert [rule["id"] for rule in first["rules"]] == ["retry-budget"]
@@ -283,7 +294,7 @@ def test_nothing_serve_did_on_the_standby_was_a_refused_write(daemon):
     assert "read-only transaction" not in said and "database error" not in said, said
 
 
-def test_a_standby_cut_off_from_its_primary_says_it_is_behind(pair, daemon):
+def test_a_standby_cut_off_from_its_primary_says_it_is_behind(pair, daemon, built):
     primary, _ = pair
     replica.stop(primary)
     where = {}
@@ -295,5 +306,16 @@ def test_a_standby_cut_off_from_its_primary_says_it_is_behind(pair, daemon):
     assert where["standby"] is True and where["receiving"] is False and where["behind"] is True
     text = _relore(daemon, "status")
     assert "BEHIND: reading a hot standby: not streaming from its primary" in text
-    # and it still answers: a standby serves what it has
-    assert _json(daemon, "search", AFTER, "--repo", REPO)["hits"]
+    # and it still answers, each page led by the notice: a standby serves what it has (once
+    # the daemon asks again: it keeps where it reads from for WHERE_EVERY_S)
+    time.sleep(WHERE_EVERY_S + 0.1)
+    page = _json(daemon, "search", AFTER, "--repo", REPO)
+    assert page["hits"]
+    (behind,) = [n for n in page["notices"] if n["kind"] == "standby_behind"]
+    assert behind["place"] == "before" and "not streaming from its primary" in behind["text"]
+    text = _relore(daemon, "search", AFTER, "--repo", REPO)
+    assert "BEHIND: read from a hot standby not streaming from its primary" in text
+    number = built["corpus"].facts["standby"]["issue"]
+    for verb in ("thread", "inflight"):
+        kinds = [n["kind"] for n in _json(daemon, verb, f"{REPO}#{number}")["notices"]]
+        assert kinds[0] == "standby_behind", (verb, kinds)

@@ -157,7 +157,9 @@ def code_cache(tmp_path_factory) -> str:
 
 
 def _env(api: str, code_cache: str) -> dict:
-    return {"RELORE_API": api, "RELORE_CODE_CACHE": code_cache}
+    # the client's rules session tokens beside the code cache, never in ~/.local/state
+    state = str(Path(code_cache) / "client-state")
+    return {"RELORE_API": api, "RELORE_CODE_CACHE": code_cache, "RELORE_STATE_DIR": state}
 
 
 def _session(api: str, code_cache: str, work, *, cwd: Path = TREE):

@@ -82,7 +82,9 @@ def shown(recorded, tmp_path_factory) -> tuple[list[dict], dict]:
 
 def test_the_recording_holds_every_notice_kind(recorded):
     kinds = {n["kind"] for entry in recorded.values() for n in entry["page"]["notices"]}
-    assert kinds == set(notices.KINDS), "record a page for each kind (tests/fixtures/web_pages.py)"
+    assert kinds == set(notices.KINDS) - notices.STANDBY_ONLY, (
+        "record a page for each kind (tests/fixtures/web_pages.py)"
+    )
 
 
 def test_the_page_shows_every_notice_of_every_page_verbatim_under_its_kind(shown):
@@ -111,7 +113,7 @@ def test_the_page_shows_every_notice_of_every_page_verbatim_under_its_kind(shown
 def test_every_notice_kind_reaches_the_rendered_page(shown):
     _, rendered = shown
     kinds = {n["kind"] for out in rendered.values() for n in out["notices"]}
-    assert kinds == set(notices.KINDS)
+    assert kinds == set(notices.KINDS) - notices.STANDBY_ONLY
 
 
 def test_relore_prints_the_same_sentences_the_page_shows(recorded):
@@ -123,3 +125,28 @@ def test_relore_prints_the_same_sentences_the_page_shows(recorded):
                 assert f" ({notice['text']})" in text, (name, notice)
             else:
                 assert notice["text"] in lines, (name, notice)
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        ({"standby": False}, None),
+        ({"standby": True, "receiving": True, "replay_lag_s": 0.0, "behind": False}, None),
+        (
+            {"standby": True, "receiving": True, "replay_lag_s": 95.5, "behind": True,
+             "last_replayed_at": "2026-12-04T10:00:00+00:00"},
+            "BEHIND: read from a hot standby 95.5 s behind its primary (last replayed "
+            "2026-12-04T10:00:00+00:00); later changes are not on this page",
+        ),
+        (
+            {"standby": True, "receiving": False, "replay_lag_s": 3.0, "behind": True,
+             "last_replayed_at": None},
+            "BEHIND: read from a hot standby not streaming from its primary (last replayed "
+            "never); later changes are not on this page",
+        ),
+    ],
+)  # fmt: skip
+def test_a_page_from_a_standby_that_is_behind_says_so_first_and_no_other_does(where, said):
+    got = notices.standby_behind(where)
+    assert [n["text"] for n in got] == ([said] if said else [])
+    assert all(n["place"] == "before" for n in got)
