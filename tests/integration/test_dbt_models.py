@@ -637,32 +637,68 @@ def test_orphan_comments_are_kept_out_and_counted(built):
     assert status == [(1,)]
 
 
-def test_every_dbt_table_is_keyed_by_repo_id(built):
-    """Citus distributes on repo_id: every unique index dbt creates must include it."""
-    rows = _rows(
-        built["url"],
-        """
-        select c.relname, array_agg(a.attname::text order by a.attnum)
-        from pg_index i
-        join pg_class c on c.oid = i.indrelid
-        join pg_namespace n on n.oid = c.relnamespace
-        join pg_attribute a on a.attrelid = c.oid and a.attnum = any(i.indkey)
-        where n.nspname in ('marts', 'staging') and i.indisunique
-        group by c.relname, i.indexrelid
-        """,
-    )
-    keyed = {name for name, columns in rows if "repo_id" in columns}
-    unkeyed = {name for name, columns in rows if "repo_id" not in columns}
-    assert not unkeyed
+# Tables Citus would hold as reference tables (copied to every worker), not distributed on
+# repo_id: small, and read whole or by another key. docs/scaling.md says the same.
+REFERENCE_TABLES = {
+    "ops.repos": "one row per repository; its case-free name index spans them all",
+    "ops.schema_migrations": "the migration versions applied",
+    "staging.machine_accounts": "a seed: the bot logins",
+    "relore_build.watermarks": "the build's per-model marks",
+    "relore_build.secret_scans": "the build's secret scan marks",
+    "raw.rule_files": "rule files, keyed by the repository's name (loaded before an extract)",
+    "raw.rule_edits": "rule edits, keyed like raw.rule_files",
+    "semantic.marks": "one row per repository and model",
+}
+# every schema relore writes; a new one belongs here
+SCHEMAS = ("raw", "ops", "staging", "marts", "snapshots", "semantic", "relore_build")
+
+
+def test_every_table_is_keyed_by_repo_id_or_named_a_reference_table(built):
+    """Citus distributes on repo_id: every table relore writes (raw, ops, dbt's, the
+    semantic tier's vectors, the history) carries repo_id in every unique index, or is named
+    above as a reference table. The check used to read staging and marts only."""
+    from relore.operate import embed
+
+    with psycopg.connect(built["url"], autocommit=True) as conn:
+        embed.ensure_store(conn, 384)  # the vectors' tables, as `relored embed` makes them
     tables = {
-        name
-        for (name,) in _rows(
+        f"{schema}.{name}": has_repo_id
+        for schema, name, has_repo_id in _rows(
             built["url"],
-            "select table_name from information_schema.tables"
-            " where table_schema in ('marts', 'staging') and table_type = 'BASE TABLE'",
+            """
+            select t.table_schema, t.table_name, exists (
+                select from information_schema.columns as c
+                where c.table_schema = t.table_schema and c.table_name = t.table_name
+                    and c.column_name = 'repo_id'
+            )
+            from information_schema.tables as t
+            where t.table_schema = any(%s) and t.table_type = 'BASE TABLE'
+            """,
+            list(SCHEMAS),
         )
     }
-    assert tables - {"machine_accounts"} <= keyed
+    unique = _rows(
+        built["url"],
+        """
+        select n.nspname || '.' || c.relname, i.indexrelid::regclass::text,
+            exists (
+                select from pg_attribute as a
+                where a.attrelid = c.oid and a.attname = 'repo_id'
+                    and a.attnum = any(i.indkey)
+            )
+        from pg_index as i
+        inner join pg_class as c on c.oid = i.indrelid
+        inner join pg_namespace as n on n.oid = c.relnamespace
+        where n.nspname = any(%s) and i.indisunique
+        """,
+        list(SCHEMAS),
+    )
+    assert {"marts.documents", "semantic.embeddings", "snapshots.documents_history"} <= set(tables)
+    assert set(REFERENCE_TABLES) <= set(tables), set(REFERENCE_TABLES) - set(tables)
+    distributed = set(tables) - set(REFERENCE_TABLES)
+    assert {t for t in distributed if not tables[t]} == set(), "tables without repo_id"
+    unkeyed = {(t, index) for t, index, keyed in unique if t in distributed and not keyed}
+    assert unkeyed == set(), "unique indexes without repo_id"
 
 
 def _models_by_layer(build_dir: Path) -> tuple[dict, dict]:
