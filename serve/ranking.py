@@ -65,7 +65,7 @@ q as (
     )::tsquery as query
 )
 select
-    d.repo, d.thread_number as number, t.kind, t.display_state, t.title, d.url,
+    d.repo, d.thread_number as number, t.kind, t.state, t.title, d.url,
     d.document_id, d.document_kind, d.author_login as author, d.trust_tier as trust,
     d.created_at, w.score, d.path,
     (select count(*) from unnest(%(lexemes)s::text[]) as x

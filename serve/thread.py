@@ -59,7 +59,7 @@ def _terms(text: str | None) -> list[str]:
 
 
 _HEAD = """
-select t.repo, t.number, t.kind, t.display_state, t.title, t.url, t.author_login,
+select t.repo, t.number, t.kind, t.state, t.title, t.url, t.author_login,
        t.opening_post_trust, t.created_at, t.updated_at, t.comment_count, t.changed_files,
        t.files_listed, t.files_truncated, t.is_deleted
 from marts.threads as t
@@ -155,7 +155,7 @@ def thread_identity(row: dict) -> dict:
         "repo": row["repo"],
         "number": row["number"],
         "kind": row["kind"],
-        "state": row["display_state"],
+        "state": row["state"],
         "title": one_line(row["title"]),
         "url": row["url"],
     }

@@ -18,11 +18,12 @@
 -- depends_on: {{ ref('machine_accounts') }}
 
 {%- set compared_columns = [
-    'repo', 'thread_id', 'kind', 'state', 'is_merged', 'merged_at', 'title', 'author_login',
+    'repo', 'thread_id', 'kind', 'state', 'github_state', 'is_merged', 'merged_at', 'title',
+    'author_login',
     'author_association', 'labels', 'created_at', 'updated_at', 'closed_at', 'comment_count',
     'url', 'is_deleted', 'pull_id', 'is_draft', 'merge_commit_sha', 'head_sha', 'head_ref',
     'base_ref', 'changed_files', 'additions', 'deletions', 'files_listed', 'files_truncated',
-    'issue_comments', 'review_comments', 'reviews', 'display_state', 'opening_post_trust',
+    'issue_comments', 'review_comments', 'reviews', 'opening_post_trust',
 ] %}
 
 with
@@ -129,14 +130,15 @@ threads as (
         issues.issue_id as thread_id,
         issues.number,
         issues.kind,
-        issues.state,
-        coalesce(pulls.is_merged, issues.merged_at is not null) as is_merged,
-        coalesce(pulls.merged_at, issues.merged_at) as merged_at,
-        -- the one state every reader shows: merged, else GitHub's open / closed
+        -- the one state every surface says: merged, else GitHub's open / closed
         case
             when coalesce(pulls.is_merged, issues.merged_at is not null) then 'merged'
             else issues.state
-        end as display_state,
+        end as state,
+        -- GitHub's own two states (a merged pull request is closed there)
+        issues.state as github_state,
+        coalesce(pulls.is_merged, issues.merged_at is not null) as is_merged,
+        coalesce(pulls.merged_at, issues.merged_at) as merged_at,
         -- a deleted thread keeps its row and flag, never its title
         case
             when not issues.is_deleted then {{ relore_fn('redact') }}(issues.title)

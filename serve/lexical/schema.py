@@ -66,10 +66,10 @@ def analyzer() -> tantivy.TextAnalyzer:
     return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
 
 
-def thread_states(state: str, is_merged: bool) -> list[str]:
-    """The state terms a thread answers to: a merged pull request is also closed (as GitHub
-    lists it), so `--state closed` keeps meaning what it meant."""
-    return [state, "merged"] if is_merged else [state]
+def thread_states(github_state: str, is_merged: bool) -> list[str]:
+    """The state terms a thread answers to: a merged pull request is also closed (GitHub's
+    own state, as it lists it), so `--state closed` keeps meaning what it meant."""
+    return [github_state, "merged"] if is_merged else [github_state]
 
 
 def tails(value: str, separator: str) -> list[str]:
@@ -99,7 +99,7 @@ def document(row: dict, signals: dict[str, set[str]] | None = None) -> tantivy.D
     doc.add_text(TIER, row["trust_tier"])
     if row["author"]:
         doc.add_text(AUTHOR, row["author"])
-    for state in thread_states(row["state"], row["is_merged"]):
+    for state in thread_states(row["github_state"], row["is_merged"]):
         doc.add_text(STATE, state)
     for name, terms in (signals or {}).items():
         for term in terms:

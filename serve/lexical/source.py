@@ -25,7 +25,7 @@ select
     d.trust_tier,
     lower(d.author_login) as author,
     extract(epoch from d.created_at)::bigint as created,
-    t.state,
+    t.github_state,
     t.is_merged,
     (
         select string_agg(repeat(u.lexeme || ' ', w.n), '')

@@ -67,7 +67,7 @@ _FILTERED = (
     "join marts.documents as d on d.repo_id = %(repo_id)s and d.document_id = p.document_id"
 )
 _FILTERS = {
-    "state": "and (t.state = %(state)s or (%(state)s = 'merged' and t.is_merged))",
+    "state": "and %(state)s in (t.state, t.github_state)",  # closed: merged ones too
     "author": "and lower(d.author_login) = lower(%(author)s)",
     "since": "and d.created_at >= %(since)s",
 }

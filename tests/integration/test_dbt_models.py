@@ -335,11 +335,12 @@ def test_marts_hold_every_thread_and_document(built):
     assert labels == [(3, "bug"), (4, "bug"), (4, "help wanted")]
 
 
-def test_threads_carry_the_state_shown_and_the_opening_posts_tier(built):
-    """Derived once in the mart, read by every serve query (no reader recomputes them)."""
+def test_threads_say_merged_in_state_and_keep_githubs_own_in_github_state(built):
+    """One vocabulary: state said closed for a merged PR while every surface said merged.
+    Derived once in the mart, read by every serve query (no reader recomputes them)."""
     rows = _rows(
         built["url"],
-        "select number, state, display_state, opening_post_trust from marts.threads"
+        "select number, github_state, state, opening_post_trust from marts.threads"
         " where repo_id = %s order by 1",
         REPO_ID,
     )

@@ -152,6 +152,16 @@ def test_a_question_in_none_of_the_threads_words_finds_it_by_meaning(copy):
     assert "found by meaning, similarity" in text and "by words and meaning" in text
 
 
+def test_a_state_filter_holds_for_threads_found_by_meaning(copy):
+    """The nearest-passage read filters on the mart's one state vocabulary."""
+    url, _ = copy
+    _embed(url)
+    kept = _search(url, q=QUESTION, repo=REPO.full_name, state="open")
+    assert kept["hits"][0]["number"] == 1 and kept["hits"][0]["state"] == "open"
+    dropped = _search(url, q=QUESTION, repo=REPO.full_name, state="closed")
+    assert 1 not in {h["number"] for h in dropped["hits"]}
+
+
 def test_a_pasted_error_is_answered_by_its_words_without_meaning(copy):
     url, _ = copy
     _embed(url)

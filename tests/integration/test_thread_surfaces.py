@@ -158,3 +158,18 @@ def test_inflight_lists_abandoned_attempts_after_open_and_merged(indexed_world):
     text = render.inflight_page(page)
     assert "abandoned: closed without merging (tried before; read why) (2):" in text
     assert "merged, opened by" in text and "merged by" not in text
+
+
+def test_state_filters_speak_the_one_vocabulary_and_closed_keeps_merged(indexed_world):
+    """threads.state said closed for a merged pull request while pages said merged; the
+    filter keeps GitHub's meaning of closed (merged pull requests are closed there)."""
+
+    def found(state: str) -> dict[int, str]:
+        page = _search(indexed_world.url, q="decode", repo=REPO.full_name, state=state)
+        return {h["number"]: h["state"] for h in page["hits"]}
+
+    assert found("merged") == {3: "merged"}
+    assert found("closed") == {3: "merged", 4: "closed", 5: "closed"}
+    opened = found("open")
+    assert 2 in opened and not {3, 4, 5} & opened.keys()
+    assert set(opened.values()) == {"open"}

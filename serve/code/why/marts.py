@@ -37,7 +37,7 @@ where t.repo_id = %(repo_id)s and t.kind = 'pr' and not t.is_deleted
 """
 
 _PULLS = """
-select t.number, t.title, t.display_state, t.merged_at, t.created_at, t.url,
+select t.number, t.title, t.state, t.merged_at, t.created_at, t.url,
        t.author_login, t.opening_post_trust
 from marts.threads as t
 where t.repo_id = %(repo_id)s and t.kind = 'pr' and not t.is_deleted
@@ -120,7 +120,7 @@ def _pull(row: dict) -> dict:
     return {
         "number": row["number"],
         "title": one_line(row["title"]),
-        "state": row["display_state"],
+        "state": row["state"],
         "author": row["author_login"],
         "trust": row["opening_post_trust"],
         "url": row["url"],
