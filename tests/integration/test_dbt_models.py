@@ -638,6 +638,34 @@ def test_orphan_comments_are_kept_out_and_counted(built):
     assert status == [(1,)]
 
 
+def test_index_names_say_which_table_and_columns_they_index(built):
+    """dbt-postgres named every index by a bare md5 (`\\di` showed only hashes)."""
+    rows = _rows(
+        built["url"],
+        """
+        select c.relname, i.relname, array_agg(a.attname::text order by k.n), x.indisunique
+        from pg_index as x
+        inner join pg_class as c on c.oid = x.indrelid
+        inner join pg_class as i on i.oid = x.indexrelid
+        inner join pg_namespace as s on s.oid = c.relnamespace
+        cross join lateral unnest(x.indkey) with ordinality as k (attnum, n)
+        inner join pg_attribute as a on a.attrelid = c.oid and a.attnum = k.attnum
+        where s.nspname in ('marts', 'staging')
+        group by c.relname, i.relname, x.indisunique
+        """,
+    )
+    assert len(rows) > 20
+    unnamed = []
+    for table, index, columns, unique in rows:
+        readable, _, digits = index.rpartition("_")
+        said = f"{table}__{'_'.join(columns)}" + ("__unique" if unique else "")
+        if not (len(digits) == 8 and (readable.startswith(said) or said.startswith(readable))):
+            unnamed.append((table, index, columns))
+    assert unnamed == []
+    documents = {i for t, i, *_ in rows if t == "documents"}
+    assert any(i.startswith("documents__search_vector__gin_") for i in documents), documents
+
+
 # Tables Citus would hold as reference tables (copied to every worker), not distributed on
 # repo_id: small, and read whole or by another key. docs/scaling.md says the same.
 REFERENCE_TABLES = {
