@@ -12,7 +12,7 @@ from datetime import datetime
 
 import psycopg
 
-from relore.extract import authority, checkpoints, deletions, passes, reviews, threads
+from relore.extract import authority, checkpoints, deletions, passes, repo_names, reviews, threads
 from relore.extract.github_client import GitHubClient, GitHubError
 from relore.extract.landing import Repo, last_row_id
 from relore.extract.progress import Progress
@@ -57,6 +57,8 @@ class RunReport:
     orphan_threads: int = 0
     requests: int = 0
     not_modified: int = 0
+    # names the links hold that GitHub was asked about (extract/repo_names.py)
+    names_asked: int = 0
 
     @property
     def written(self) -> int:
@@ -240,6 +242,7 @@ def run(
         report.outcome, report.error, report.error_url = FAILED, str(exc), exc.url
         return report
     report.repo = repo.full_name
+    repo_names.record_asked_name(conn, full_name, repo)
     landed_before = last_row_id(conn, repo)
     for step in steps_for(pass_name, conn, repo):
         try:
@@ -258,6 +261,11 @@ def run(
             break
         finally:
             progress.done()
+    if report.outcome == DONE:
+        try:
+            report.names_asked = repo_names.resolve_link_names(conn, client, repo)
+        except GitHubError as exc:  # a name is asked again next run; the pass stands
+            report.error, report.error_url = f"repository names: {exc}", exc.url
     report.orphan_comments, report.orphan_threads = orphans(conn, repo)
     report.requests = client.stats.requests - requests_before
     report.not_modified = client.stats.not_modified

@@ -305,6 +305,26 @@ def _step_8_semantic_schema(cur: psycopg.Cursor) -> None:
     )
 
 
+def _step_9_repo_names(cur: psycopg.Cursor) -> None:
+    cur.execute(
+        """
+        -- Every repository name a link or an operator used that is not a current name, as
+        -- GitHub resolved it (a renamed or transferred repository answers its old name with
+        -- a 301 to /repositories/{id}): repo_id and full_name then, null when GitHub knew no
+        -- such repository. Keyed by the lowercased name (a Citus reference table: small, and
+        -- read by name); asked once per name.
+        create table ops.repo_names (
+            name        text        primary key,
+            repo_id     bigint,
+            full_name   text,
+            checked_at  timestamptz not null default clock_timestamp(),
+            check (name = lower(name))
+        );
+        create index repo_names_repo_id on ops.repo_names (repo_id);
+        """
+    )
+
+
 Step = Callable[[psycopg.Cursor], None]
 STEPS: tuple[tuple[int, str, Step], ...] = (
     (1, "raw and ops schemas", _step_1_raw_and_ops),
@@ -315,6 +335,7 @@ STEPS: tuple[tuple[int, str, Step], ...] = (
     (6, "working clones and rename pairs", _step_6_clones_and_renames),
     (7, "deletion checks", _step_7_deletion_checks),
     (8, "semantic schema", _step_8_semantic_schema),
+    (9, "former repository names", _step_9_repo_names),
 )
 LATEST = STEPS[-1][0]
 

@@ -15,6 +15,7 @@
 -- depends_on: {{ ref('path_aliases') }}
 -- depends_on: {{ ref('repo_status') }}
 -- depends_on: {{ ref('repository_files') }}
+-- depends_on: {{ ref('repository_names') }}
 -- depends_on: {{ ref('rules') }}
 -- depends_on: {{ ref('semantic_passages') }}
 -- depends_on: {{ ref('thread_commits') }}

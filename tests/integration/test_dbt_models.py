@@ -677,6 +677,7 @@ REFERENCE_TABLES = {
     "raw.rule_files": "rule files, keyed by the repository's name (loaded before an extract)",
     "raw.rule_edits": "rule edits, keyed like raw.rule_files",
     "semantic.marks": "one row per repository and model",
+    "ops.repo_names": "repository names GitHub resolved, keyed by the name asked",
 }
 # every schema relore writes; a new one belongs here
 SCHEMAS = ("raw", "ops", "staging", "marts", "snapshots", "semantic", "relore_build")
