@@ -383,7 +383,7 @@ def _comment_lines(comment: dict) -> list[str]:
     lines.extend(_marked(comment.get("text"), "  "))
     if comment.get("body_chars"):
         lines.append(
-            f"  (cut: {comment['body_chars']} chars; whole with --comment {comment['id']})"
+            f"  (cut from {comment['body_chars']:,} chars; whole with --comment {comment['id']})"
         )
     return lines
 
@@ -417,9 +417,12 @@ def thread_page(page: dict) -> str:
     else:
         if "opening_post" in page:  # a thread's first page leads with what the thread is
             whole = page.get("opening_post_chars")
-            cut = f" (cut: {whole} chars; whole with --full)" if whole else ""
-            lines.append(f"opening post{cut}:")
-            lines.extend(sanitize.quoted_lines(page["opening_post"] or ">"))
+            cut = f" (cut from {whole:,} chars; whole with --full)" if whole else ""
+            if page["opening_post"]:
+                lines.append(f"opening post{cut}:")
+                lines.extend(sanitize.quoted_lines(page["opening_post"]))
+            else:  # GitHub keeps an issue opened without a description as a null body
+                lines.append("opening post: (no text)")
             lines.append("")
         selection = f" ({page['selection']})" if page.get("selection") else ""
         count = f"comments: {page['returned']} of {page['total']}{selection}"
@@ -528,7 +531,7 @@ def why_page(page: dict) -> str:
             )
             lines.extend(_marked(comment["text"]))
             if comment.get("body_chars"):
-                lines.append(f"    (cut: {comment['body_chars']} chars)")
+                lines.append(f"    (cut from {comment['body_chars']:,} chars)")
     revisions = page["revisions"]
     more = "+" if revisions.get("total_is_lower_bound") else ""
     lines.append(

@@ -591,8 +591,10 @@
     if ("opening_post" in page) {
       // a thread's first page leads with what the thread is
       const whole = page.opening_post_chars;
-      const head = whole ? `opening post (cut: ${whole} chars; whole with “full”):` : "opening post:";
-      body.append(el("div", { class: "opening-post" }, el("p", { class: "meta" }, head), el("pre", { class: "comment-text" }, page.opening_post || ">")));
+      const head = whole ? `opening post (cut from ${whole.toLocaleString("en-US")} chars; whole with “full”):` : "opening post:";
+      body.append(page.opening_post
+        ? el("div", { class: "opening-post" }, el("p", { class: "meta" }, head), el("pre", { class: "comment-text" }, page.opening_post))
+        : el("div", { class: "opening-post" }, el("p", { class: "meta" }, "opening post: (no text)")));
     }
     body.append(...noticeLines(page, "before"));
     (page.comments || []).forEach((c) => body.append(commentNode(c)));

@@ -114,7 +114,7 @@ def test_a_threads_first_page_leads_with_its_opening_post_cut_and_disclosed(inde
     assert "KeyError: 'charset'" in page["opening_post"]
     text = render.thread_page(page)
     chars = page["opening_post_chars"]
-    assert f"opening post (cut: {chars} chars; whole with --full):" in text
+    assert f"opening post (cut from {chars:,} chars; whole with --full):" in text
     assert text.index("opening post") < text.index("comments: 10 of 13")
 
 

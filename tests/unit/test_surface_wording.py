@@ -80,3 +80,32 @@ def test_the_demo_ends_by_putting_the_clis_on_path():
     tail = (ROOT / "deploy" / "local" / "demo.sh").read_text().rsplit("cat <<EOF", 1)[1]
     assert ". $BIN/activate" in tail
     assert "\n  relore search" in tail  # the bare command, once activated
+
+
+def _first_page(opening_post: str, whole: int | None) -> dict:
+    thread = {
+        "repo": "acme/widgets", "number": 7, "kind": "issue", "state": "open", "title": "t",
+        "author": "a", "trust": "reported", "age": "1d", "date": "2026-12-03",
+        "url": "https://github.com/acme/widgets/issues/7",
+    }  # fmt: skip
+    page = {"thread": thread, "mode": "page", "opening_post": opening_post, "returned": 0,
+            "total": 0, "comments": [], "notices": []}  # fmt: skip
+    if whole:
+        page["opening_post_chars"] = whole
+    return page
+
+
+def test_a_cut_opening_post_says_how_long_it_was_not_how_much_was_cut():
+    """`(cut: 1328 chars)` on a 1,337-char post read as 1,328 characters left out."""
+    from relore.client import render
+
+    text = render.thread_page(_first_page("> the head", 12_345))
+    assert "opening post (cut from 12,345 chars; whole with --full):" in text
+
+
+def test_an_opening_post_without_text_says_so_instead_of_an_empty_quote():
+    from relore.client import render
+
+    lines = render.thread_page(_first_page("", None)).split("\n")
+    assert "opening post: (no text)" in lines
+    assert ">" not in [line.strip() for line in lines]
