@@ -140,3 +140,25 @@ def test_rows_older_than_the_mark_are_not_read_again_unless_asked(built, run_dbt
         with psycopg.connect(url) as conn:
             conn.execute("drop table marts.scan_probe")
             conn.execute("delete from relore_build.secret_scans where invocation_id = 'probe'")
+
+
+def test_the_scan_reads_each_table_once_not_once_per_string_column(built):
+    """A scan per column read documents twenty times over: 14 s of a 24 s no-op scan at
+    1.2M documents. Counted in the scanning transaction itself."""
+    with psycopg.connect(built["url"]) as conn:
+        scans = (
+            "select coalesce(sum(seq_scan + coalesce(idx_scan, 0)), 0)"
+            " from pg_stat_xact_user_tables where schemaname = 'marts' and relname = %s"
+        )
+        columns = conn.execute(
+            "select count(*) from information_schema.columns where table_schema = 'marts'"
+            " and table_name = 'documents' and data_type in ('text', 'ARRAY', 'jsonb')"
+        ).fetchone()[0]
+        before = conn.execute(scans, ("documents",)).fetchone()[0]
+        leaks = conn.execute(
+            "select count(*), coalesce(sum(leaks), 0)"
+            " from marts.relore_secret_leaks('marts', null) where table_name = 'documents'"
+        ).fetchone()
+        after = conn.execute(scans, ("documents",)).fetchone()[0]
+    assert columns > 10 and leaks == (columns, 0)
+    assert after - before == 1
