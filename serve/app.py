@@ -300,8 +300,8 @@ DATABASE_DOWN = (
 # on on_schema_change='fail' until the model is rebuilt once
 MARTS_OLDER = (
     "the marts are older than this daemon (a column it reads is missing): run `dbt build`; "
-    "a mart that gained a column needs `dbt build --full-refresh --select <model>` once "
-    "(docs/operations.md, upgrades)"
+    "a mart that gained a column needs `dbt run --full-refresh --select <model>` once, then "
+    "`dbt build` (docs/operations.md, upgrades)"
 )
 POOL_BUSY = "every database connection is busy with other requests: retry in a moment"
 
