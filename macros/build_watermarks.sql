@@ -26,6 +26,13 @@
         started_at timestamptz not null default clock_timestamp()
     );
     alter table relore_build.secret_scans add column if not exists scanned_to xid8;
+    -- Per data test on a mart with a stamp column: the newest stamp it has read and passed
+    -- (macros/test_scope.sql), under the test's definition hash.
+    create table if not exists relore_build.test_marks (
+        test_id text primary key,
+        definition text not null,
+        marked_to timestamptz not null
+    );
     insert into relore_build.secret_scans (invocation_id, started_xid, catalog)
     values (
         '{{ invocation_id }}',

@@ -117,6 +117,7 @@ delete from {{ target }} as target
         'indexes': indexes,
         'watermark_inputs': watermark_inputs,
         'post_hook': ['{{ record_watermark() }}'],
+        'meta': {'relore_tested_since': 'written_at'},
     }) }}
 {%- endmacro %}
 

@@ -13,6 +13,9 @@
 # under $RELORE_HOME (idempotent). RELORE_AUTHORITY=0 skips the authority pass (it needs a
 # token with push access). --dry-run prints the commands and runs none.
 # RELORE_FRESHNESS_STRICT=1 makes a stale `dbt source freshness` fail the run.
+# Once a day, the run starting in hour RELORE_FULL_CHECK_HOUR (UTC, 0-23; default 3; `off`
+# never) builds with its data tests and secret scan reading every row, not only what builds
+# wrote since they last passed: a mart row changed by hand is caught within a day.
 #
 # Exit status: 0 all done; 3 an extract stopped part-way (what landed was built; the next
 # run resumes from the marks); 1 a step failed (the others still ran: one repository's
@@ -41,6 +44,15 @@ for repo in "${repos[@]}"; do
         ;;
     esac
 done
+
+check_hour="${RELORE_FULL_CHECK_HOUR-3}"
+case "$check_hour" in
+off | [0-9] | [01][0-9] | 2[0-3]) ;;
+*)
+    echo "loop.sh: RELORE_FULL_CHECK_HOUR must be an hour 0-23 (UTC) or off, got '$check_hour'" >&2
+    exit 2
+    ;;
+esac
 
 cd "${RELORE_DBT_PROJECT_DIR:-.}"
 if [ ! -f dbt_project.yml ]; then
@@ -83,8 +95,14 @@ for repo in "${repos[@]}"; do
     fi
 done
 
-stamp "dbt build"
-if ! run dbt build; then
+full_check=()
+if [ "$check_hour" != "off" ] && [ "$((10#$check_hour))" -eq "$((10#$(date -u +%H)))" ]; then
+    full_check=(--vars "{relore_secret_scan: full, relore_tests: full}")
+    stamp "dbt build, every row checked (RELORE_FULL_CHECK_HOUR=$check_hour)"
+else
+    stamp "dbt build"
+fi
+if ! run dbt build ${full_check[@]+"${full_check[@]}"}; then
     stamp "dbt build failed: the marts keep their last good state"
     exit 1
 fi

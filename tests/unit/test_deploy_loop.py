@@ -45,6 +45,7 @@ def loop(tmp_path):
             "STUB_EXIT": exits,
             "RELORE_DBT_PROJECT_DIR": str(project),
             "HOME": str(tmp_path),
+            "RELORE_FULL_CHECK_HOUR": "off",  # or a run at 03:00 UTC checks every row
             **env,
         }
         result = subprocess.run(
@@ -73,6 +74,33 @@ def test_loop_extracts_each_repo_then_builds_once_then_checks_freshness(loop):
         "relored index",
         "dbt source freshness",
     ]
+
+
+def _utc_hour() -> int:
+    return int(subprocess.run(["date", "-u", "+%H"], capture_output=True, text=True).stdout)
+
+
+def test_once_a_day_the_build_checks_every_row_not_only_what_builds_wrote(loop):
+    url = "postgresql://x/y"
+    for _ in range(2):  # a run that straddles the hour is run again
+        hour = _utc_hour()
+        code, calls, _ = loop("acme/widgets", RELORE_DATABASE_URL=url,
+                              RELORE_FULL_CHECK_HOUR=f"{hour:02d}")  # fmt: skip
+        if _utc_hour() == hour:
+            break
+    assert code == 0
+    assert "dbt build --vars {relore_secret_scan: full, relore_tests: full}" in calls, calls
+    for other in (str((hour + 12) % 24), "off"):
+        code, calls, _ = loop("acme/widgets", RELORE_DATABASE_URL=url,
+                              RELORE_FULL_CHECK_HOUR=other)  # fmt: skip
+        assert code == 0 and "dbt build" in calls, f"hour {other} checked every row: {calls}"
+
+
+@pytest.mark.parametrize("hour", ["24", "3am", "-1", ""])
+def test_a_full_check_hour_that_is_not_an_hour_is_refused_before_anything_runs(loop, hour):
+    code, calls, err = loop("acme/widgets", RELORE_DATABASE_URL="x", RELORE_FULL_CHECK_HOUR=hour)
+    assert code == 2 and calls == []
+    assert "RELORE_FULL_CHECK_HOUR" in err
 
 
 def test_loop_starts_the_embedded_postgres_when_no_server_is_configured(loop):
