@@ -36,7 +36,9 @@ repos as (
     group by repo_id
 ),
 
-documents as (
+-- Not materialised: referenced three times, Postgres would otherwise write every document
+-- to disk (1.2 GB at 1.2 million) to count the few loaded since the last refresh.
+documents as not materialized (
     select * from {{ ref('documents') }}
 ),
 

@@ -505,6 +505,24 @@ def test_a_build_leaves_no_page_it_wrote_for_readers_to_check_in_the_heap(built)
     assert (behind, never) == ({}, set())
 
 
+def test_a_build_that_wrote_nothing_vacuums_and_analyses_nothing(built, run_dbt):
+    """Every mart was vacuumed and analysed after every build: 2.5 s of a no-op build at
+    1.2 million documents, spent on tables no row of which had changed."""
+    url = built["url"]
+    counts = (
+        "select relname, vacuum_count, analyze_count from pg_stat_user_tables"
+        " where schemaname = 'marts' order by 1"
+    )
+    run_dbt(url, built["build_dir"], "build")  # whatever earlier tests changed by hand
+    with psycopg.connect(url, autocommit=True) as conn:
+        before = conn.execute(counts).fetchall()
+    run_dbt(url, built["build_dir"], "build")
+    with psycopg.connect(url, autocommit=True) as conn:
+        after = conn.execute(counts).fetchall()
+    assert len(before) > 10
+    assert after == before
+
+
 def test_reader_reads_marts_and_nothing_else(built):
     reader = database.reader_url(built["url"], env={})
     with psycopg.connect(reader) as conn:
