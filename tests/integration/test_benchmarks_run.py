@@ -4,8 +4,8 @@ A figure in benchmarks/README.md is a promise that the command beside it still r
 Each script in ``benchmarks/`` is run here as a user runs it (a child process of this venv's
 Python, its own embedded Postgres where it starts one), at toy sizes that take seconds; the
 run fails when a script exits non-zero, prints no figures, or prints no ``measured at``
-stamp. ``semantic_bench.py`` and ``serve_load.py`` need a built database: they run over the
-one ``build_bench.py --keep`` leaves, as the README chains them.
+stamp. ``build_again.py``, ``semantic_bench.py`` and ``serve_load.py`` need a built database:
+they run over the one ``build_bench.py --keep`` leaves, as the README chains them.
 """
 
 from __future__ import annotations
@@ -199,7 +199,12 @@ TOY: dict[str, tuple[list[str], Callable[[str, Path], None]]] = {
     ),
 }
 # run over the database build_bench.py --keep leaves (test_benchmarks_over_a_kept_build)
-CHAINED = ("benchmarks/build_bench.py", "benchmarks/semantic_bench.py", "benchmarks/serve_load.py")
+CHAINED = (
+    "benchmarks/build_bench.py",
+    "benchmarks/build_again.py",
+    "benchmarks/semantic_bench.py",
+    "benchmarks/serve_load.py",
+)
 
 
 def run(script: str, args: list[str], tmp: Path, timeout: float = 900) -> str:
@@ -255,6 +260,17 @@ def test_benchmarks_over_a_kept_build(tmp_path):
         assert build["noop_build"]["mart_rows_written"] == 0, build["noop_build"]
         assert build["incremental_build"]["mart_rows_written"] > 0, build["incremental_build"]
         url = build["database_url"]
+        again = last_json(
+            run(
+                "benchmarks/build_again.py",
+                ["--url", url, "--work", build["work"], "--change-threads", "3", "--builds", "2"],
+                tmp_path,
+            )
+        )
+        assert again["measured_at"]["commit"] and again["change"]["threads_changed"] == 3
+        changed, nothing = again["builds"]
+        assert changed["mart_rows_written"] > 0 and nothing["mart_rows_written"] == 0, again
+        assert changed["node_s"]["model"] > 0 and changed["slowest"], changed
         semantic = last_json(
             run("benchmarks/semantic_bench.py", ["--url", url, "--repo", "acme/widgets"], tmp_path)
         )
