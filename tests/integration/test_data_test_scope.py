@@ -9,6 +9,8 @@ failing until it is mended.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import psycopg
 import pytest
 from fixtures import corpus
@@ -39,18 +41,26 @@ def _one_document(url: str, repo_id: int) -> str:
         ).fetchone()[0]
 
 
-def _set_tier(url: str, repo_id: int, document_id: str, tier: str, *, stamp: bool) -> str:
-    """Set a document's trust tier by hand; ``stamp``: as a build writing it would."""
+@contextmanager
+def _stranger_tier(url: str, repo_id: int, *, stamp: bool):
+    """One document's trust tier set by hand to a value no test accepts, then put back;
+    ``stamp``: its written_at moved as a build writing it would move it."""
+    document_id = _one_document(url, repo_id)
+    update = (
+        "update marts.documents as d set trust_tier = %s,"
+        " written_at = case when %s then now() else d.written_at end"
+        " from marts.documents as before"
+        " where d.repo_id = %s and d.document_id = %s"
+        " and before.repo_id = d.repo_id and before.document_id = d.document_id"
+        " returning before.trust_tier"
+    )
     with psycopg.connect(url) as conn:
-        return conn.execute(
-            "update marts.documents as d set trust_tier = %s,"
-            " written_at = case when %s then now() else d.written_at end"
-            " from marts.documents as before"
-            " where d.repo_id = %s and d.document_id = %s"
-            " and before.repo_id = d.repo_id and before.document_id = d.document_id"
-            " returning before.trust_tier",
-            (tier, stamp, repo_id, document_id),
-        ).fetchone()[0]
+        (before,) = conn.execute(update, ("stranger", stamp, repo_id, document_id)).fetchone()
+    try:
+        yield
+    finally:
+        with psycopg.connect(url) as conn:
+            conn.execute(update, (before, stamp, repo_id, document_id))
 
 
 def test_a_passing_build_marks_each_scoped_test_at_the_newest_row_it_read(built, run_dbt):
@@ -70,14 +80,10 @@ def test_a_passing_build_marks_each_scoped_test_at_the_newest_row_it_read(built,
 
 def test_a_bad_row_a_build_wrote_fails_every_build_until_mended(built, run_dbt):
     url, repo_id = built["url"], built["repo_id"]
-    document_id = _one_document(url, repo_id)
-    before = _set_tier(url, repo_id, document_id, "stranger", stamp=True)
-    try:
+    with _stranger_tier(url, repo_id, stamp=True):
         for _ in range(2):  # a failing test keeps its mark: the next build reads it again
             with pytest.raises(AssertionError, match=TIER_TEST):
                 run_dbt(url, built["build"], "test", "--select", "documents")
-    finally:
-        _set_tier(url, repo_id, document_id, before, stamp=True)
     run_dbt(url, built["build"], "test", "--select", "documents")
 
 
@@ -86,9 +92,7 @@ def test_rows_a_passing_test_read_are_not_read_again_unless_asked(built, run_dbt
     the nightly full run (`relore_tests: full`) and a test with no mark read it."""
     url, repo_id = built["url"], built["repo_id"]
     run_dbt(url, built["build"], "test", "--select", "documents")
-    document_id = _one_document(url, repo_id)
-    before = _set_tier(url, repo_id, document_id, "stranger", stamp=False)
-    try:
+    with _stranger_tier(url, repo_id, stamp=False):
         run_dbt(url, built["build"], "test", "--select", "documents")
         with pytest.raises(AssertionError, match=TIER_TEST):
             run_dbt(
@@ -100,8 +104,6 @@ def test_rows_a_passing_test_read_are_not_read_again_unless_asked(built, run_dbt
                          (f"%{TIER_TEST}%",))  # fmt: skip
         with pytest.raises(AssertionError, match=TIER_TEST):
             run_dbt(url, built["build"], "test", "--select", "documents")
-    finally:
-        _set_tier(url, repo_id, document_id, before, stamp=False)
     run_dbt(url, built["build"], "test", "--select", "documents")
 
 
