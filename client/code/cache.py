@@ -9,13 +9,15 @@ one directory per tree root:
   ``stat`` (mtime, size, inode), a file id and where its record is. A file whose ``stat``
   still matches is trusted without being opened: revalidation reads no file.
 - ``seg-*.marshal``: records, appended a run at a time and never changed; each file's
-  record is three blobs: its head (syntax errors, definitions: what ``defs`` reads), its
-  reference counts per name (what ``map`` adds) and its occurrences, each name's packed
-  apart (``refs`` unpacks one name).
+  record is three blobs (``records.py``): its head (syntax errors, definitions: what
+  ``defs`` reads), its reference counts per name (what ``map`` adds) and its occurrences,
+  found by name (``refs`` unpacks one name).
 - ``names-<generation>-<k>.marshal`` (``SHARDS`` shards by the name's CRC): per name, the
   file ids whose record holds it (``postings``), and the ids of files read and found
   without it but not parsed (``absent``, for the last ``ABSENT_NAMES`` names asked). A
   name's lookup loads one shard; ``defs``/``refs`` then open only the records that hold it.
+
+- ``dirs.marshal``: the directory listings of a walk without git (``listing.py``).
 
 The index is replaced atomically and names its generation; shards and segments are written
 before it and never modified, so a reader sees one consistent set or, when a concurrent
@@ -30,13 +32,11 @@ import hashlib
 import importlib.util
 import marshal
 import os
-import secrets
 import sys
-import tempfile
 import zlib
 from pathlib import Path
 
-FORMAT = 2
+FORMAT = 3
 # what produces the records: tree-sitter and every grammar module
 PRODUCERS = (
     "tree_sitter",
@@ -47,7 +47,6 @@ PRODUCERS = (
     "tree_sitter_rust",
 )
 SHARDS = 16
-HEAD, COUNTS, OCCURRENCES = 0, 1, 2  # a record's blobs, in the order stored
 ABSENT_NAMES = 64
 # where a file's record is: a segment name, or one of these
 UNPARSED = ""  # stat known, read for a name it lacked, not parsed
@@ -64,6 +63,12 @@ def directory(env: dict[str, str] | os._Environ) -> Path:
         return Path(env["XDG_CACHE_HOME"]).expanduser() / "relore" / "code"
     home = env.get("HOME") or str(Path.home())
     return Path(home) / ".cache" / "relore" / "code"
+
+
+def root_directory(env: dict[str, str] | os._Environ, root: str) -> Path:
+    """Where one tree root's cache lives."""
+    digest = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return directory(env) / digest
 
 
 def stamp() -> str:
@@ -86,7 +91,15 @@ def shard_of(name: str) -> int:
     return zlib.crc32(name.encode("utf-8", "surrogateescape")) % SHARDS
 
 
-def _write_atomic(path: Path, blob: bytes) -> None:
+def _token() -> str:
+    import secrets  # here: a cached answer writes nothing
+
+    return secrets.token_hex(8)
+
+
+def write_atomic(path: Path, blob: bytes) -> None:
+    import tempfile  # here: a cached answer writes nothing
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".marshal")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -112,8 +125,8 @@ class Store:
 
     def __init__(self, env: dict[str, str] | os._Environ, root: str):
         self.root = root
-        self.digest = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:24]
-        self.path = directory(env) / self.digest
+        self.path = root_directory(env, root)
+        self.digest = self.path.name
         self.stamp = stamp()
         self.files: dict[str, tuple] = {}
         self.generation = ""
@@ -174,7 +187,7 @@ class Store:
             return None
         return set(shard["postings"].get(name, ())), set(shard["absent"].get(name, ()))
 
-    def _read(self, segment: str, offset: int, length: int):
+    def _read(self, segment: str, offset: int, length: int) -> bytes:
         handle = self._handles.get(segment)
         if handle is None:
             handle = self._handles[segment] = open(self.path / segment, "rb")  # noqa: SIM115
@@ -182,15 +195,24 @@ class Store:
         blob = handle.read(length)
         if len(blob) != length:
             raise EOFError(segment)
-        return marshal.loads(blob)
+        return blob
 
-    def part(self, entry: tuple, which: int):
-        """A parsed entry's blob ``which`` (``HEAD``, ``COUNTS``, ``OCCURRENCES``), loaded;
-        None when unreadable."""
+    def blob(self, entry: tuple, which: int) -> bytes | None:
+        """A parsed entry's blob ``which`` (``records.HEAD``, ``COUNTS``, ``OCCURRENCES``)
+        as stored; None when unreadable."""
         offset = entry[6] + sum(entry[7 : 7 + which])
         try:
             return self._read(entry[5], offset, entry[7 + which])
         except (OSError, EOFError, ValueError, TypeError):
+            return None
+
+    def part(self, entry: tuple, which: int):
+        """A parsed entry's marshalled blob ``which`` (``records.HEAD``, ``COUNTS``),
+        loaded; None when unreadable."""
+        blob = self.blob(entry, which)
+        try:
+            return marshal.loads(blob) if blob is not None else None
+        except (EOFError, ValueError, TypeError):
             return None
 
     def close(self) -> None:
@@ -211,7 +233,7 @@ class Store:
     ) -> None:
         """``blobs``: the record's head, counts and occurrences, marshalled."""
         if not self._segment_name:
-            self._segment_name = f"seg-{secrets.token_hex(8)}.marshal"
+            self._segment_name = f"seg-{_token()}.marshal"
         fid = self._fid()
         self.files[rel] = (
             st.st_mtime_ns,
@@ -253,9 +275,9 @@ class Store:
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             if self._segment:
-                _write_atomic(self.path / self._segment_name, b"".join(self._segment))
+                write_atomic(self.path / self._segment_name, b"".join(self._segment))
             self._compact_if_worth_it()
-            generation = secrets.token_hex(6)
+            generation = _token()[:12]
             self._write_names(generation)
             index = {
                 "stamp": self.stamp,
@@ -264,7 +286,7 @@ class Store:
                 "next_fid": self.next_fid,
                 "files": self.files,
             }
-            _write_atomic(self.path / "index.marshal", marshal.dumps(index))
+            write_atomic(self.path / "index.marshal", marshal.dumps(index))
         except OSError:
             self.close()
             return False
@@ -305,7 +327,7 @@ class Store:
             while len(absent) > max(1, ABSENT_NAMES // SHARDS):
                 del absent[next(iter(absent))]
             self._shards[k] = {"postings": postings, "absent": absent}
-            _write_atomic(
+            write_atomic(
                 self.path / f"names-{generation}-{k}.marshal", marshal.dumps(self._shards[k])
             )
 
@@ -322,7 +344,7 @@ class Store:
         dead = sum(sizes.get(s, 0) for s in sizes) - live_bytes
         if dead <= max(live_bytes, COMPACT_BYTES):
             return
-        name = f"seg-{secrets.token_hex(8)}.marshal"
+        name = f"seg-{_token()}.marshal"
         blobs: list[bytes] = []
         offset = 0
         moved = {}
@@ -341,7 +363,7 @@ class Store:
             blobs.append(data[entry[6] : entry[6] + size])
             moved[rel] = (*entry[:5], name, offset, *entry[7:])
             offset += size
-        _write_atomic(self.path / name, b"".join(blobs))
+        write_atomic(self.path / name, b"".join(blobs))
         for rel in [r for r, e in self.files.items() if len(e) > 6 and r not in moved]:
             del self.files[rel]
         self.files.update(moved)

@@ -1,4 +1,4 @@
-"""The caller's tree, walked and read: files → records (parsed or cached) → ``map``/``defs``/``refs``.
+"""The caller's tree (``listing.py``) read: files → records (parsed or cached) → ``map``/``defs``/``refs``.
 
 Each verb returns a page dict that ``render.py`` prints and ``--json`` mirrors field for
 field. Every page says what it did not read (too large, binary, no grammar, syntax errors
@@ -7,45 +7,24 @@ read with recovery) and every capped list says ``returned`` of ``total``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import marshal
 import os
 import re
 import stat
-import subprocess
-from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP, cache, engine, registry
+from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP, cache, engine, records, registry
+from relore.client.code.listing import PathNotFound, Tree, walk
 from relore.client.code.providers.base import GrammarUnavailable
 
+__all__ = ["PathNotFound", "Tree", "defs", "refs", "repo_map", "scan", "walk"]
+
 MAX_FILE_BYTES = 1_000_000
-# Never source, wherever they appear (also when git tracks them).
-SKIP_ALWAYS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        ".venv",
-        "venv",
-        "__pycache__",
-        ".tox",
-        ".nox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-    }
-)
-# Build output: skipped in a walk without git when the parent directory holds a project
-# manifest (so ``pip/_internal/operations/build/`` in an installed package is still read).
-# Under git, ``.gitignore`` decides.
-SKIP_OUTPUT = frozenset({"build", "dist", "target"})
-MANIFESTS = frozenset(
-    {"pyproject.toml", "setup.py", "setup.cfg", "package.json", "Cargo.toml", "go.mod"}
-)
 
 # fewer files to read than this are read in this process: forking costs more than it saves
 POOL_MIN_FILES = 64
@@ -53,147 +32,6 @@ POOL_MIN_FILES = 64
 UNDEFINED = "defines no "
 LOCATIONS_PER_NAME = 3
 TEXT_CHARS = 200
-
-
-class PathNotFound(RuntimeError):
-    pass
-
-
-class Tree:
-    def __init__(
-        self,
-        root: str,
-        scope: str,
-        shown: str,
-        files: list[str],
-        listing: str,
-        skipped_dirs: list[str] | None = None,
-    ):
-        self.root = root  # absolute: the git top level above the path, else the path itself
-        self.scope = scope  # absolute path asked about
-        self.shown = shown  # the path as the caller wrote it
-        self.files = files  # relative to root
-        self.listing = listing  # "git", "walk" or "file"
-        self.skipped_dirs = skipped_dirs if skipped_dirs is not None else []
-
-
-GIT_LS_FILES = (
-    "git",
-    "-C",
-    "ls-files",
-    "-z",
-    "--full-name",
-    "--cached",
-    "--others",
-    "--exclude-standard",
-    "--deduplicate",
-)
-
-
-def _git_root(path: str) -> str | None:
-    current = path
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
-def _skipped(rel: str) -> bool:
-    return any(part in SKIP_ALWAYS for part in rel.split("/"))
-
-
-def _git_files(scope: str, root: str) -> list[str] | None:
-    try:
-        result = subprocess.run(
-            [*GIT_LS_FILES[:2], scope, *GIT_LS_FILES[2:]],
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if result.returncode != 0:
-        return None  # not ours to fix (no git, dubious ownership): fall back to a walk
-    names = result.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return sorted(n for n in names if n)
-
-
-def _git_ignored(scope: str, root: str) -> bool:
-    """A path the caller named inside an ignored directory is walked, not listed by git
-    (which would list nothing there)."""
-    if scope == root:
-        return False
-    try:
-        result = subprocess.run(
-            ["git", "-C", root, "check-ignore", "-q", "--", os.path.relpath(scope, root)],
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return result.returncode == 0
-
-
-def _walk_files(scope: str, root: str, skipped_dirs: list[str]) -> list[str]:
-    """Every file under ``scope`` (relative to ``root``), directories in sorted order, files
-    of a directory before its subdirectories; symlinked directories are not followed."""
-    files: list[str] = []
-    base = os.path.relpath(scope, root)
-    base = "" if base == "." else base.replace(os.sep, "/") + "/"
-    pending = [(scope, base)]
-    while pending:
-        directory, rel = pending.pop()
-        try:
-            with os.scandir(directory) as listing:
-                entries = list(listing)
-        except OSError:
-            continue
-        names: list[str] = []
-        subdirs = []
-        for entry in entries:
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
-            (subdirs if is_dir else names).append(entry if is_dir else entry.name)
-        has_manifest = any(name in MANIFESTS for name in names)
-        below = []
-        for entry in sorted(subdirs, key=lambda e: e.name):
-            if entry.name in SKIP_ALWAYS or (has_manifest and entry.name in SKIP_OUTPUT):
-                skipped_dirs.append(rel + entry.name)
-            elif not entry.is_symlink():
-                below.append((entry.path, f"{rel}{entry.name}/"))
-        files.extend(rel + name for name in sorted(names))
-        pending.extend(reversed(below))
-    return files
-
-
-def walk(path: str, cwd: str | None = None) -> Tree:
-    shown = path
-    scope = os.path.abspath(os.path.join(cwd or os.getcwd(), path))
-    if not os.path.exists(scope):
-        raise PathNotFound(f"no such file or directory: {path}")
-    base = scope if os.path.isdir(scope) else os.path.dirname(scope)
-    git_root = _git_root(base)
-    root = git_root or base
-    if os.path.isfile(scope):
-        return Tree(root, scope, shown, [os.path.relpath(scope, root)], "file")
-    if git_root is not None and not _git_ignored(scope, root):
-        listed = _git_files(scope, root)
-        if listed is not None:
-            # only the part below the path asked about is checked: asking for a path
-            # inside .venv on purpose reads it
-            cut = len(os.path.relpath(scope, root)) + 1 if scope != root else 0
-            kept = [rel for rel in listed if not _skipped(rel[cut:])]
-            dropped = sorted({rel.rsplit("/", 1)[0] for rel in listed if _skipped(rel[cut:])})
-            return Tree(root, scope, shown, kept, "git", dropped)
-    skipped: list[str] = []
-    files = _walk_files(scope, root, skipped)
-    return Tree(root, scope, shown, files, "walk", skipped)
 
 
 class Read(NamedTuple):
@@ -210,6 +48,8 @@ class Scan(NamedTuple):
     tree: Tree
     records: list[tuple[str, str, Read]]  # (relative path, language, record)
     files: dict
+    # (relative path, language) -> the file's definitions, for a record read without them
+    definitions: Callable[[str, str], list]
 
 
 class Stopped(RuntimeError):
@@ -231,29 +71,26 @@ def _definition(language: str, name: str):
     return registry.by_name(language).definition_pattern(name)
 
 
-def pack(occurrences: dict[str, list]) -> dict[str, bytes]:
-    """Occurrences as the cache keeps them: each name's rows flattened into int32s, so a
-    lookup unpacks one name and loading a record builds no tuple."""
-    return {
-        name: array("i", [value for row in rows for value in row]).tobytes()
-        for name, rows in occurrences.items()
-    }
+def _read_bytes(full: str) -> bytes:
+    """A file's bytes, read with ``os.read``: half the cost of ``open().read()``, which
+    counts when a cold scan reads every file of a tree for a name."""
+    handle = os.open(full, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        chunks = []
+        while chunk := os.read(handle, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(handle)
 
 
-def unpack(packed: bytes) -> list[tuple[int, int, int, int]]:
-    values = array("i")
-    values.frombytes(packed)
-    return list(zip(values[0::4], values[1::4], values[2::4], values[3::4], strict=True))
-
-
-def _read_source(job: tuple[str, str, str | None, bool]) -> tuple:
-    """Read one file and parse it unless it is binary or cannot hold the name. Runs in a
-    worker process, so it returns bytes: the record's three blobs as the cache stores them,
-    and the names it holds."""
+def _read_source(job: tuple[str, str, str | None, bool], parse: bool = True) -> tuple:
+    """Read one file and parse it unless it is binary or cannot hold the name (``parse``
+    False: ``("parse",)`` where it would parse). Runs in a worker process, so it returns
+    bytes: the record's three blobs as the cache stores them, and the names it holds."""
     full, language, name, defining = job
     try:
-        with open(full, "rb") as handle:
-            data = handle.read()
+        data = _read_bytes(full)
     except OSError:
         return ("missing",)
     if b"\0" in data[:8192]:
@@ -265,17 +102,14 @@ def _read_source(job: tuple[str, str, str | None, bool]) -> tuple:
         definition = _definition(language, name) if defining else None
         if definition is not None and not definition.search(data):
             return ("undefined",)  # uses the name, defines none of it: not absent
+    if not parse:
+        return ("parse",)
     try:
         provider = registry.by_name(language)
         has_error, definitions, occurrences = engine.extract(provider, data)
     except GrammarUnavailable as exc:
         return ("no_grammar", str(exc))
-    blobs = (
-        marshal.dumps((has_error, definitions)),
-        marshal.dumps(engine.counts(occurrences)),
-        marshal.dumps(pack(occurrences)),
-    )
-    return ("parsed", blobs, list(occurrences))
+    return ("parsed", records.blobs((has_error, definitions, occurrences)), list(occurrences))
 
 
 def workers_for(env) -> int:
@@ -300,7 +134,28 @@ def _forks(workers: int, jobs: int) -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _results(jobs: list, workers: int, stop) -> Iterator[tuple]:
+def _results(jobs: list, workers: int, stop, used: list[int]) -> Iterator[tuple]:
+    """``_read_source`` over ``jobs``, in order (``used`` gets the processes that parse).
+    With a name, each file is read here first and only those that can hold it are parsed:
+    shipping thousands of files to workers costs more than reading them (grep's work,
+    done once)."""
+    if not jobs or jobs[0][2] is None:
+        used.append(workers if _forks(workers, len(jobs)) else 1)
+        yield from _parsed(jobs, workers, stop)
+        return
+    verdicts = []
+    for done, job in enumerate(jobs):
+        if stop is not None and stop():
+            raise Stopped(f"stopped after {done} of {len(jobs)} files to read")
+        verdicts.append(_read_source(job, parse=False))
+    parsed = _parsed(
+        [j for j, v in zip(jobs, verdicts, strict=True) if v[0] == "parse"], workers, stop
+    )
+    for verdict in verdicts:
+        yield next(parsed) if verdict[0] == "parse" else verdict
+
+
+def _parsed(jobs: list, workers: int, stop) -> Iterator[tuple]:
     """``_read_source`` over ``jobs``, in order: in this process, or on ``workers`` forked
     processes when there is enough to share. tree-sitter's parse releases the GIL, but its
     queries and the record building (half the time) hold it, so threads would not scale.
@@ -315,6 +170,9 @@ def _results(jobs: list, workers: int, stop) -> Iterator[tuple]:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    for language in {job[1] for job in jobs}:  # loaded once here, not in every worker
+        with contextlib.suppress(GrammarUnavailable):
+            registry.by_name(language).load()
     chunk = max(1, min(64, len(jobs) // (workers * 8)))
     context = multiprocessing.get_context("fork")
     done = 0
@@ -328,7 +186,7 @@ def _results(jobs: list, workers: int, stop) -> Iterator[tuple]:
                 yield result
     except BrokenProcessPool:
         # a worker died (killed, out of memory): finish here, where an error is visible
-        yield from _results(jobs[done:], 1, stop)
+        yield from _parsed(jobs[done:], 1, stop)
 
 
 def scan(
@@ -340,6 +198,7 @@ def scan(
     workers: int = 1,
     occurrences: bool = False,
     defining: bool = False,
+    definitions: bool = True,
 ) -> Scan:
     """Read every source file under ``path``; with ``name``, only files that can hold it.
 
@@ -349,89 +208,23 @@ def scan(
     the cache is not opened: its record comes from the cache, and with ``name`` only when
     the cache's name postings say it holds the name. Records carry definitions, plus
     reference counts without ``name`` (``map``) and the name's occurrences with
-    ``occurrences`` (``refs``). ``stop`` (a callable) is asked before each file read; when
-    it says True the scan ends with ``Stopped`` (nothing is saved to the cache).
+    ``occurrences`` (``refs``); with ``definitions`` False too, a record from the cache
+    carries none (None: ``Scan.definitions`` loads a file's when asked). ``stop`` (a
+    callable) is asked before each file read; when it says True the scan ends with
+    ``Stopped`` (nothing is saved to the cache).
     """
     usable = {p.name for p in registry.require_any()}
-    extensions = registry.by_extension()
-    tree = walk(path, cwd)
-    store = cache.Store(env, tree.root)
-    store.load()
-    known = store.holders(name) if name is not None else None
-    known_undefined = (
-        store.holders(UNDEFINED + name)[1]
-        if defining and name is not None and known is not None
-        else set()
-    )
-    counts: Counter[str] = Counter()
-    no_grammar: Counter[str] = Counter()
-    languages: Counter[str] = Counter()
-    records: list[tuple[str, str, Read]] = []
-    seen: set[str] = set()
-    todo: list[tuple[str, str, os.stat_result]] = []
-
-    def keep(rel: str, language: str, record: Read) -> None:
-        languages[language] += 1
-        if record.has_error:
-            counts["syntax_errors"] += 1
-        records.append((rel, language, record))
-
-    for rel in tree.files:
-        if stop is not None and stop():
-            raise Stopped(f"stopped after {len(seen)} of {len(tree.files)} files")
-        dot = rel.rfind(".")
-        provider = extensions.get(rel[dot:].lower()) if dot > rel.rfind("/") + 1 else None
-        if provider is None:
-            counts["other"] += 1
-            continue
-        if provider.name not in usable:
-            no_grammar[provider.name] += 1
-            continue
-        try:
-            st = os.stat(os.path.join(tree.root, rel))
-        except OSError:
-            counts["missing"] += 1
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            counts["other"] += 1
-            continue
-        seen.add(rel)
-        if st.st_size > MAX_FILE_BYTES:
-            counts["skipped_large"] += 1
-            continue
-        entry = store.get(rel, st)
-        if entry is None:
-            todo.append((rel, provider.name, st))
-            continue
-        where = entry[5]
-        if where == cache.BINARY:
-            counts["skipped_binary"] += 1
-            continue
-        if where == cache.UNPARSED:
-            if known is not None and entry[3] in known[1]:
-                counts["without_name"] += 1
-            elif entry[3] in known_undefined:
-                counts["without_definition"] += 1
-            else:
-                todo.append((rel, provider.name, st))
-            continue
-        if known is not None and entry[3] not in known[0]:
-            counts["without_name"] += 1
-            continue
-        head = store.part(entry, cache.HEAD)
-        extra = None
-        if head is not None and name is None:
-            extra = store.part(entry, cache.COUNTS)
-        elif head is not None and occurrences:
-            extra = store.part(entry, cache.OCCURRENCES)
-        if head is None or (extra is None and (name is None or occurrences)):
-            todo.append((rel, provider.name, st))  # the cache lost it: read it again
-            continue
-        counts["from_cache"] += 1
-        keep(rel, provider.name, _record(head, extra, name, occurrences))
-    jobs = [(os.path.join(tree.root, rel), lang, name, defining) for rel, lang, _st in todo]
-    used = workers if _forks(workers, len(jobs)) else 1
-    for (rel, language, st), result in zip(todo, _results(jobs, workers, stop), strict=True):
+    with _collector_paused():
+        tree = walk(path, cwd, env)
+        store = cache.Store(env, tree.root)
+        store.load()
+        tally = _Tally(tree.other)
+        _from_cache(tree, store, tally, usable, name, stop, occurrences, defining, definitions)
+    counts, no_grammar, kept, todo = tally.counts, tally.no_grammar, tally.kept, tally.todo
+    prefix = tree.prefix
+    jobs = [(prefix + rel, lang, name, defining) for rel, lang, _st in todo]
+    used = [1]
+    for (rel, language, st), result in zip(todo, _results(jobs, workers, stop, used), strict=True):
         outcome = result[0]
         if outcome == "missing":
             counts["missing"] += 1
@@ -450,17 +243,17 @@ def scan(
             blobs, names = result[1], result[2]
             store.put_record(rel, st, language, blobs, names)
             counts["parsed"] += 1
-            head = marshal.loads(blobs[cache.HEAD])
+            head = marshal.loads(blobs[records.HEAD])
             extra = None
             if name is None:
-                extra = marshal.loads(blobs[cache.COUNTS])
+                extra = marshal.loads(blobs[records.COUNTS])
             elif occurrences:
-                extra = marshal.loads(blobs[cache.OCCURRENCES])
-            keep(rel, language, _record(head, extra, name, occurrences))
-    records.sort(key=lambda item: item[0])
-    _prune(store, tree, seen)
+                extra = blobs[records.OCCURRENCES]
+            tally.keep(rel, language, _record(head, extra, name, occurrences))
+    kept.sort(key=lambda item: item[0])
+    _prune(store, tree, tally.seen)
     store.save()
-    if not records and no_grammar and not counts["without_name"]:
+    if not kept and no_grammar and not counts["without_name"]:
         missing = ", ".join(f"{n} {lang}" for lang, n in sorted(no_grammar.items()))
         raise registry.GrammarMissing(
             f"this tree's source files ({missing} files) have no installed grammar: "
@@ -468,8 +261,8 @@ def scan(
         )
     files = {
         "listing": tree.listing,
-        "source_files": len(records) + counts["without_name"] + counts["without_definition"],
-        "read": len(records),
+        "source_files": len(kept) + counts["without_name"] + counts["without_definition"],
+        "read": len(kept),
         "parsed": counts["parsed"],
         "from_cache": counts["from_cache"],
         "without_name": counts["without_name"],
@@ -481,21 +274,164 @@ def scan(
         "other_files": counts["other"],
         "skipped_dirs": len(tree.skipped_dirs),
         "skipped_dir_examples": tree.skipped_dirs[:5],
-        "languages": dict(sorted(languages.items())),
+        "languages": dict(sorted(tally.languages.items())),
         "max_file_bytes": MAX_FILE_BYTES,
-        "workers": used,
+        "workers": used[-1],
         "cache": str(store.path),
     }
-    return Scan(tree, records, files)
+    return Scan(tree, kept, files, functools.partial(_definitions_of, store, prefix))
 
 
-def _record(head: tuple, extra, name: str | None, occurrences: bool) -> Read:
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cycle collector off while the cache loads: its index and listings are tens of
+    thousands of tuples and no cycle, which the collector would only walk, again and again
+    (10-20 ms of a cached answer). Back on before any file is parsed."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+class _Tally:
+    """What a scan found, file by file: the records it keeps, the files left to read (with
+    their ``stat``), and its counts."""
+
+    def __init__(self, other: int):
+        self.counts: Counter[str] = Counter({"other": other})
+        self.no_grammar: Counter[str] = Counter()
+        self.languages: Counter[str] = Counter()
+        self.kept: list[tuple[str, str, Read]] = []
+        self.seen: set[str] = set()
+        self.todo: list[tuple[str, str, os.stat_result]] = []
+
+    def keep(self, rel: str, language: str, record: Read) -> None:
+        self.languages[language] += 1
+        if record.has_error:
+            self.counts["syntax_errors"] += 1
+        self.kept.append((rel, language, record))
+
+
+def _from_cache(
+    tree: Tree,
+    store: cache.Store,
+    tally: _Tally,
+    usable: set[str],
+    name: str | None,
+    stop,
+    occurrences: bool,
+    defining: bool,
+    definitions: bool,
+) -> None:
+    """``stat`` every source file: keep the cached record of each unchanged one that can
+    hold ``name``, and leave the rest to read (``tally.todo``)."""
+    known = store.holders(name) if name is not None else None
+    known_undefined = (
+        store.holders(UNDEFINED + name)[1]
+        if defining and name is not None and known is not None
+        else set()
+    )
+    rows_only = name is not None and occurrences and not definitions
+    counts, todo, seen = tally.counts, tally.todo, tally.seen
+    prefix, total = tree.prefix, len(tree.paths)
+    lookup, os_stat, is_regular = store.get, os.stat, stat.S_ISREG
+    for rel, language in zip(tree.paths, tree.languages, strict=True):
+        if stop is not None and stop():
+            raise Stopped(f"stopped after {len(seen)} of {total} files")
+        if language not in usable:
+            tally.no_grammar[language] += 1
+            continue
+        try:
+            st = os_stat(prefix + rel)
+        except OSError:
+            counts["missing"] += 1
+            continue
+        if not is_regular(st.st_mode):
+            counts["other"] += 1
+            continue
+        seen.add(rel)
+        if st.st_size > MAX_FILE_BYTES:
+            counts["skipped_large"] += 1
+            continue
+        entry = lookup(rel, st)
+        if entry is None:
+            todo.append((rel, language, st))
+            continue
+        where = entry[5]
+        if where == cache.BINARY:
+            counts["skipped_binary"] += 1
+            continue
+        if where == cache.UNPARSED:
+            if known is not None and entry[3] in known[1]:
+                counts["without_name"] += 1
+            elif entry[3] in known_undefined:
+                counts["without_definition"] += 1
+            else:
+                todo.append((rel, language, st))
+            continue
+        if known is not None and entry[3] not in known[0]:
+            counts["without_name"] += 1
+            continue
+        if rows_only:
+            record = _rows_record(store.blob(entry, records.OCCURRENCES), name)
+        else:
+            record = _cached_record(store, entry, name, occurrences)
+        if record is None:
+            todo.append((rel, language, st))  # the cache lost it: read it again
+            continue
+        counts["from_cache"] += 1
+        tally.keep(rel, language, record)
+
+
+def _cached_record(store: cache.Store, entry: tuple, name: str | None, occurrences: bool):
+    """A parsed file's record from the cache, with what the verb reads; None when lost."""
+    head = store.part(entry, records.HEAD)
+    extra = None
+    if head is not None and name is None:
+        extra = store.part(entry, records.COUNTS)
+    elif head is not None and occurrences:
+        extra = store.blob(entry, records.OCCURRENCES)
+    if head is None or (extra is None and (name is None or occurrences)):
+        return None
+    return _record(head, extra, name, occurrences)
+
+
+def _rows_record(blob: bytes | None, name: str) -> Read | None:
+    """A record of ``name``'s occurrences alone (no definitions) from an ``OCCURRENCES``
+    blob; None when lost."""
+    found = records.occurrences(blob, name) if blob is not None else None
+    if found is None:
+        return None
+    has_error, rows = found
+    return Read(has_error, None, None, {name: rows} if rows else {})
+
+
+def _record(head: tuple, extra, name: str | None, occurrences: bool) -> Read | None:
     if name is None:
         return Read(head[0], head[1], extra, None)
     if not occurrences:
         return Read(head[0], head[1], None, None)
-    packed = extra.get(name)
-    return Read(head[0], head[1], None, {name: unpack(packed)} if packed else {})
+    found = _rows_record(extra, name)
+    return found._replace(definitions=head[1]) if found is not None else None
+
+
+def _definitions_of(store: cache.Store, prefix: str, rel: str, language: str) -> list:
+    """A file's definitions for a record read without them: from the cache, else parsed
+    again (its stat was checked by this scan)."""
+    entry = store.files.get(rel)
+    head = None
+    if entry is not None and len(entry) > 6:
+        head = store.part(entry, records.HEAD)
+        store.close()
+    if head is None:
+        result = _read_source((prefix + rel, language, None, False))
+        if result[0] != "parsed":
+            return []
+        head = marshal.loads(result[1][records.HEAD])
+    return head[1]
 
 
 def _prune(store: cache.Store, tree: Tree, seen: set[str]) -> None:
@@ -609,7 +545,9 @@ def refs(
     cwd=None,
     workers: int = 1,
 ) -> dict:
-    result = scan(path, env, name=name, cwd=cwd, workers=workers, occurrences=True)
+    result = scan(
+        path, env, name=name, cwd=cwd, workers=workers, occurrences=True, definitions=False
+    )
     counts: Counter[str] = Counter()
     rows = []
     for rel, language, record in result.records:
@@ -621,6 +559,14 @@ def refs(
     rows.sort(key=lambda row: (row[4] != "definition", row[0], row[3][1], row[3][2]))
     chosen = rows[offset : offset + limit]
     lines = _Lines(result.tree.root)
+    scopes: dict[str, list] = {}  # definitions of the files shown, loaded for them alone
+    for rel, language, record, _occurrence, _kind in chosen:
+        if rel not in scopes:
+            scopes[rel] = (
+                record.definitions
+                if record.definitions is not None
+                else result.definitions(rel, language)
+            )
     page = _page("refs", result.tree, limit, offset, len(rows), len(chosen))
     page["name"] = name
     page["kind"] = kind
@@ -632,7 +578,7 @@ def refs(
             "line": occurrence[1],
             "column": occurrence[2],
             "kind": row_kind,
-            "scope": _enclosing(record.definitions, occurrence[0]),
+            "scope": _enclosing(scopes[rel], occurrence[0]),
             "language": language,
             "syntax_errors_in_file": bool(record.has_error),
             "text": lines(rel, occurrence[1]),

@@ -466,11 +466,19 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(tmp_path, en
 
 
 class _Opens:
-    """Counts the source files the lens opens (``index`` reads through its ``open``)."""
+    """Counts the source files the lens opens (``index`` reads a source through
+    ``_read_bytes`` and a row's line through its ``open``)."""
 
     def __init__(self, monkeypatch):
         self.paths: list[str] = []
         monkeypatch.setattr(index, "open", self, raising=False)
+        read_bytes = index._read_bytes
+
+        def counted(path):
+            self.paths.append(str(path))
+            return read_bytes(path)
+
+        monkeypatch.setattr(index, "_read_bytes", counted)
 
     def __call__(self, path, *args, **kwargs):
         self.paths.append(str(path))
@@ -578,3 +586,31 @@ def test_records_of_deleted_files_are_compacted_away(tmp_path, env, monkeypatch)
     (compacted,) = where.glob("seg-*.marshal")
     assert compacted != segment and compacted.stat().st_size < size / 3
     assert index.repo_map(str(root), env)["entries"] == page["entries"]
+
+
+def test_a_cached_refs_gives_each_name_its_own_rows_beside_names_sharing_its_letters(tmp_path, env):
+    body = "parse = parser = reparse = parse_x = 1\nparse(parser)\nx.parse\n"
+    root = _write(tmp_path / "tree", {"m.py": body})
+    cold = {n: index.refs(n, str(root), env) for n in ("parse", "parser", "reparse", "parse_x")}
+    assert [cold[n]["total"] for n in cold] == [3, 2, 1, 1]
+    for name, page in cold.items():
+        again = index.refs(name, str(root), env)
+        assert again["files"]["from_cache"] == 1
+        assert again["references"] == page["references"]
+
+
+def test_a_cached_refs_shows_each_rows_scope_and_finds_it_again_when_the_record_is_lost(
+    tmp_path, env
+):
+    body = "class K:\n    def go(self):\n        return needle()\n\n\ndef needle():\n    pass\n"
+    root = _write(tmp_path / "tree", {"m.py": body})
+    cold = index.refs("needle", str(root), env)
+    again = index.refs("needle", str(root), env)
+    assert again["files"]["from_cache"] == 1
+    assert [r["scope"] for r in again["references"]] == ["", "K.go"]
+    assert again["references"] == cold["references"]
+    result = index.scan(str(root), env, name="needle", occurrences=True, definitions=False)
+    assert [record.definitions for _rel, _l, record in result.records] == [None]
+    for segment in Path(cold["files"]["cache"]).glob("seg-*.marshal"):
+        segment.unlink()
+    assert [d[2] for d in result.definitions("m.py", "python")] == ["K", "K.go", "needle"]

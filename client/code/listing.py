@@ -1,0 +1,458 @@
+"""Which files are the tree: ``git ls-files`` under git, else a walk that keeps each
+directory's listing between runs (as git's untracked cache does).
+
+A listing is the directory's entries as the walk reads them: its source files (name and
+language), how many other files, whether a project manifest is there, its subdirectories
+and its symlinks. It is kept in ``dirs.marshal`` beside the root's records
+(``cache.root_directory``), keyed by the directory's ``stat`` (mtime, ctime, inode,
+device): adding, removing or renaming an entry changes the directory's mtime, so while the
+key matches, the directory is not listed again. What a file holds is not in its listing:
+the scan still ``stat``s every source file.
+
+Two things a listing's key cannot see are handled apart:
+
+- A filesystem whose clock ticks coarsely (1 s, 2 s, a kernel tick) gives an entry added
+  in the same tick as the last change the mtime the directory already had. A listing is
+  kept only when its directory's mtime is at least ``RACY_NS`` older than when it was
+  listed; otherwise it is used for this run and listed again on the next (git's racily
+  clean entries).
+- A symlink's target can change without its directory changing: each run looks at every
+  symlink again (one ``stat``).
+
+The listings are a cache: a file that cannot be read, or whose shapes or names are not what
+this module writes, is dropped and the tree walked afresh.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import time
+from pathlib import Path
+
+from relore.client.code import cache, registry
+
+FORMAT = 1
+# a directory changed less than this long before it was listed is listed again next run
+RACY_NS = 2_000_000_000
+# A listing's fields: the directory's stat (its key; MTIME None: listed racily, never
+# matches), its source files' names joined by NULs (sorted) and their languages, how many
+# other files, whether a manifest is among them, and its subdirectories' and symlinks'
+# names joined by NULs (sorted).
+MTIME, CTIME, INODE, DEVICE, SOURCES, LANGUAGES, OTHER, MANIFEST, SUBDIRS, LINKS = range(10)
+
+# Never source, wherever they appear (also when git tracks them).
+SKIP_ALWAYS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+    }
+)
+# Build output: skipped in a walk without git when the parent directory holds a project
+# manifest (so ``pip/_internal/operations/build/`` in an installed package is still read).
+# Under git, ``.gitignore`` decides.
+SKIP_OUTPUT = frozenset({"build", "dist", "target"})
+MANIFESTS = frozenset(
+    {"pyproject.toml", "setup.py", "setup.cfg", "package.json", "Cargo.toml", "go.mod"}
+)
+
+
+class PathNotFound(RuntimeError):
+    pass
+
+
+class Tree:
+    def __init__(
+        self,
+        root: str,
+        scope: str,
+        shown: str,
+        sources: tuple[list[str], list[str]],
+        other: int,
+        listing: str,
+        skipped_dirs: list[str] | None = None,
+    ):
+        self.root = root  # absolute: the git top level above the path, else the path itself
+        self.scope = scope  # absolute path asked about
+        self.shown = shown  # the path as the caller wrote it
+        # each source file's path relative to root, and its language
+        self.paths, self.languages = sources
+        self.other = other  # files no grammar reads
+        self.listing = listing  # "git", "walk" or "file"
+        self.skipped_dirs = skipped_dirs if skipped_dirs is not None else []
+        self.prefix = root if root.endswith("/") else root + "/"  # a relative path's start
+
+
+GIT_LS_FILES = (
+    "git",
+    "-C",
+    "ls-files",
+    "-z",
+    "--full-name",
+    "--cached",
+    "--others",
+    "--exclude-standard",
+    "--deduplicate",
+)
+
+
+def _git_root(path: str) -> str | None:
+    current = path
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _skipped(rel: str) -> bool:
+    return any(part in SKIP_ALWAYS for part in rel.split("/"))
+
+
+def _git_files(scope: str) -> list[str] | None:
+    import subprocess  # here: a walk without git never pays for the import
+
+    try:
+        result = subprocess.run(
+            [*GIT_LS_FILES[:2], scope, *GIT_LS_FILES[2:]],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if result.returncode != 0:
+        return None  # not ours to fix (no git, dubious ownership): fall back to a walk
+    names = result.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return sorted(n for n in names if n)
+
+
+def _exit_status(argv: list[str], timeout: float) -> int | None:
+    """``argv``'s exit status, run with no input and its output dropped; None when it
+    cannot run or outlives ``timeout`` (then it is killed). A spawn and a wait: the
+    ``subprocess`` module's import alone costs a cached answer more than git's run."""
+    if not hasattr(os, "posix_spawnp"):
+        import subprocess
+
+        try:
+            return subprocess.run(
+                argv, capture_output=True, timeout=timeout, check=False
+            ).returncode
+        except (OSError, subprocess.SubprocessError):
+            return None
+    quiet = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_DUP2, 1, 2),
+    ]
+    try:
+        pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=quiet)
+    except OSError:
+        return None
+    if _exited_within(pid, timeout):
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return None
+
+
+def _exited_within(pid: int, timeout: float) -> bool:
+    """Whether child ``pid`` exits within ``timeout`` (not reaped): a wait on its pidfd
+    where there is one (Linux), else polls."""
+    try:
+        handle = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        handle = None
+    if handle is not None:
+        import select
+
+        try:
+            return bool(select.select([handle], [], [], timeout)[0])
+        finally:
+            os.close(handle)
+    deadline = time.monotonic() + timeout
+    pause = 0.0005
+    while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+    return True
+
+
+def _git_ignored(scope: str, root: str) -> bool:
+    """A path the caller named inside an ignored directory is walked, not listed by git
+    (which would list nothing there)."""
+    if scope == root:
+        return False
+    argv = ["git", "-C", root, "check-ignore", "-q", "--", os.path.relpath(scope, root)]
+    return _exit_status(argv, timeout=30) == 0
+
+
+def _language(name: str, extensions: dict[str, str]) -> str | None:
+    dot = name.rfind(".")
+    return extensions.get(name[dot:].lower()) if dot > 0 else None
+
+
+def _sorted_out(rels: list[str], extensions: dict[str, str]) -> tuple[tuple, int]:
+    """``((paths, languages) of the source files, how many other files)`` of paths
+    relative to the root."""
+    paths: list[str] = []
+    languages: list[str] = []
+    for rel in rels:
+        language = _language(rel[rel.rfind("/") + 1 :], extensions)
+        if language is not None:
+            paths.append(rel)
+            languages.append(language)
+    return (paths, languages), len(rels) - len(paths)
+
+
+def path_for(env, root: str) -> Path:
+    return cache.root_directory(env, root) / "dirs.marshal"
+
+
+def _signature(extensions: dict[str, str]) -> tuple:
+    """What a listing's sorting depends on besides the directory: another extension map or
+    manifest list invalidates every listing."""
+    return (FORMAT, tuple(sorted(extensions.items())), tuple(sorted(MANIFESTS)))
+
+
+def _usable(dirs, languages: frozenset[str]) -> bool:
+    """Listings of the shape this module writes, naming only entries inside their
+    directory and languages it knows (the cache is not trusted to point anywhere else)."""
+    if type(dirs) is not dict:
+        return False
+    names: list[str] = []
+    used: set[str] = set()
+    try:
+        for rel, entry in dirs.items():
+            if type(rel) is not str or type(entry) is not tuple or len(entry) != LINKS + 1:
+                return False
+            sources, found, other, manifest, subdirs, links = entry[SOURCES:]
+            if (
+                type(sources) is not str
+                or type(found) is not list
+                or len(found) != (sources.count("\0") + 1 if sources else 0)
+                or type(other) is not int
+                or type(manifest) is not bool
+                or type(subdirs) is not str
+                or type(links) is not str
+            ):
+                return False
+            names.extend(joined for joined in (sources, subdirs, links) if joined)
+            used.update(found)
+    except TypeError:  # a language that cannot be hashed
+        return False
+    every = "\0".join(names)
+    between = f"\0{every}\0"  # every name between NULs
+    return (
+        "/" not in every
+        and os.sep not in every
+        and (not names or "\0\0" not in between)  # no empty name
+        and "\0.\0" not in between
+        and "\0..\0" not in between
+        and languages.issuperset(used)
+    )
+
+
+class Listings:
+    """One root's kept directory listings, ``{directory relative to root ('' or 'a/b/'):
+    listing}``; ``walk`` reads and updates them, ``save`` writes them when changed."""
+
+    def __init__(self, env, root: str, extensions: dict[str, str]):
+        self.path = path_for(env, root) if env is not None else None
+        self.root = root
+        self.signature = _signature(extensions)
+        self.languages = frozenset(extensions.values())
+        self.kept: dict[str, tuple] = {}
+        self.load()
+
+    def load(self) -> None:
+        if self.path is None:
+            return
+        try:
+            data = marshal.loads(self.path.read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
+            return
+        if (
+            type(data) is dict
+            and data.get("signature") == self.signature
+            and data.get("root") == self.root
+            and _usable(data.get("dirs"), self.languages)
+        ):
+            self.kept = data["dirs"]
+
+    def save(self, fresh: dict[str, tuple], base: str) -> None:
+        """Keep ``fresh`` (every directory just walked under ``base``) and the listings
+        outside ``base``; those under it that were not walked are gone."""
+        if self.path is None:
+            return
+        outside = {rel: e for rel, e in self.kept.items() if not rel.startswith(base)}
+        if fresh == {rel: e for rel, e in self.kept.items() if rel.startswith(base)}:
+            return
+        blob = {
+            "signature": self.signature,
+            "root": self.root,
+            "dirs": {**outside, **fresh},
+        }
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_atomic(self.path, marshal.dumps(blob))
+        except (OSError, ValueError):
+            pass  # a cache that cannot be written is no error
+
+
+def _list(directory: str, st: os.stat_result, extensions: dict[str, str]) -> tuple | None:
+    """The directory's listing, read now; None when it cannot be read."""
+    files: list[str] = []
+    subdirs: list[str] = []
+    links: list[str] = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                try:
+                    link = entry.is_symlink()
+                except OSError:
+                    link = False
+                if link:
+                    links.append(entry.name)
+                    continue
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                (subdirs if is_dir else files).append(entry.name)
+    except OSError:
+        return None
+    files.sort()
+    sources: list[str] = []
+    languages: list[str] = []
+    for name in files:
+        dot = name.rfind(".")
+        language = extensions.get(name[dot:].lower()) if dot > 0 else None
+        if language is not None:
+            sources.append(name)
+            languages.append(language)
+    return (
+        st.st_mtime_ns,
+        st.st_ctime_ns,
+        st.st_ino,
+        st.st_dev,
+        "\0".join(sources),
+        languages,
+        len(files) - len(sources),
+        not MANIFESTS.isdisjoint(files),
+        "\0".join(sorted(subdirs)),
+        "\0".join(sorted(links)),
+    )
+
+
+def _walk(
+    scope: str, base: str, listings: Listings, extensions: dict[str, str]
+) -> tuple[tuple[list[str], list[str]], int, list[str]]:
+    """``((paths, languages) of the source files, other files, skipped directories)``
+    under ``scope``: directories in sorted order, files of a directory before its
+    subdirectories; symlinked directories are not followed. A directory whose listing is
+    kept costs one ``stat``."""
+    listed_at = time.time_ns()
+    kept = listings.kept
+    fresh: dict[str, tuple] = {}
+    paths: list[str] = []
+    languages: list[str] = []
+    other = 0
+    skipped: list[str] = []
+    pending = [(scope, base)]
+    while pending:
+        directory, rel = pending.pop()
+        try:
+            st = os.stat(directory)
+        except OSError:
+            continue
+        entry = kept.get(rel)
+        if (
+            entry is None
+            or entry[MTIME] != st.st_mtime_ns
+            or entry[CTIME] != st.st_ctime_ns
+            or entry[INODE] != st.st_ino
+            or entry[DEVICE] != st.st_dev
+        ):
+            entry = _list(directory, st, extensions)
+            if entry is None:
+                continue
+            # racily listed: used now, listed again next run
+            racy = listed_at - st.st_mtime_ns < RACY_NS
+            fresh[rel] = (None, *entry[CTIME:]) if racy else entry
+        else:
+            fresh[rel] = entry
+        _mtime, _ctime, _ino, _dev, names, found, others, manifest, subdirs, links = entry
+        if names:  # each name with rel before it, built in two calls
+            paths += (rel + names.replace("\0", "\0" + rel)).split("\0")
+            languages += found
+        other += others
+        prefix = directory if directory.endswith("/") else directory + "/"
+        below = subdirs.split("\0") if subdirs else []
+        linked_dirs: set[str] = set()
+        for name in links.split("\0") if links else ():
+            if os.path.isdir(prefix + name):
+                linked_dirs.add(name)
+                continue
+            language = _language(name, extensions)
+            if language is None:
+                other += 1
+            else:
+                paths.append(rel + name)
+                languages.append(language)
+            manifest = manifest or name in MANIFESTS
+        if linked_dirs:
+            below = sorted([*below, *linked_dirs])
+        walked = []
+        for name in below:
+            if name in SKIP_ALWAYS or (manifest and name in SKIP_OUTPUT):
+                skipped.append(rel + name)
+            elif name not in linked_dirs:
+                walked.append((prefix + name, f"{rel}{name}/"))
+        pending.extend(reversed(walked))
+    listings.save(fresh, base)
+    return (paths, languages), other, skipped
+
+
+def walk(path: str, cwd: str | None = None, env=None) -> Tree:
+    """The tree at ``path``: a file, ``git ls-files`` under git, else a walk (whose
+    listings are kept in ``env``'s cache; ``env`` None keeps none)."""
+    shown = path
+    scope = os.path.abspath(os.path.join(cwd or os.getcwd(), path))
+    if not os.path.exists(scope):
+        raise PathNotFound(f"no such file or directory: {path}")
+    extensions = {ext: p.name for ext, p in registry.by_extension().items()}
+    base = scope if os.path.isdir(scope) else os.path.dirname(scope)
+    git_root = _git_root(base)
+    root = git_root or base
+    if os.path.isfile(scope):
+        sources, other = _sorted_out([os.path.relpath(scope, root)], extensions)
+        return Tree(root, scope, shown, sources, other, "file")
+    if git_root is not None and not _git_ignored(scope, root):
+        listed = _git_files(scope)
+        if listed is not None:
+            # only the part below the path asked about is checked: asking for a path
+            # inside .venv on purpose reads it
+            cut = len(os.path.relpath(scope, root)) + 1 if scope != root else 0
+            kept = [rel for rel in listed if not _skipped(rel[cut:])]
+            dropped = sorted({rel.rsplit("/", 1)[0] for rel in listed if _skipped(rel[cut:])})
+            sources, other = _sorted_out(kept, extensions)
+            return Tree(root, scope, shown, sources, other, "git", dropped)
+    rel = os.path.relpath(scope, root)
+    base_rel = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+    sources, other, skipped = _walk(scope, base_rel, Listings(env, root, extensions), extensions)
+    return Tree(root, scope, shown, sources, other, "walk", skipped)
