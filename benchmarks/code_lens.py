@@ -2,7 +2,7 @@
 ``relore map`` ranks packages whose entry points are known.
 
 .venv/bin/python benchmarks/code_lens.py [--path TREE] [--name NAME] [--repeat N]
-    [--entry-points] [--top N]
+    [--phases] [--entry-points] [--top N]
 
 Defaults: this venv's site-packages (thousands of installed Python files) and a common
 name. Each verb runs as a user runs it (the ``relore`` console script, a fresh process, on
@@ -12,6 +12,13 @@ read but what the answer prints; the median of ``--repeat`` runs). ``grep -rn NA
 --include=*.py`` over the same tree is the baseline an agent would otherwise use, timed
 before the runs and again beside each verb's cached runs (the median of ``--repeat``); each
 ratio is relore's time over grep's, from one run.
+
+``--phases``: where a cached ``refs NAME`` spends its time, in one process (the minimum of
+``--repeat`` fresh processes each): the interpreter's start (``python -c pass``), imports,
+the argument parser, the walk (of which git's ``check-ignore`` and the kept listings' load),
+the cache index's load, the name's postings, the ``stat`` of every source file with the
+records read, the page, the JSON; and the floor no cache removes: one ``os.stat`` per
+source file, timed alone.
 
 ``--entry-points``: the held-out check. ``code_lens_entry_points.jsonl`` lists each
 package's documented entry points, written before the ranking they check; for every one
@@ -39,6 +46,15 @@ LABELS = Path(__file__).resolve().parent / "code_lens_entry_points.jsonl"
 TOP = 40
 
 
+def _env(cache_dir: str) -> dict[str, str]:
+    env = {**os.environ, "RELORE_CODE_CACHE": cache_dir}
+    env.pop("RELORE_CODE_WORKERS", None)
+    # as an installed relore runs: its modules' bytecode written once and reused, not
+    # compiled again by every process
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
     start = time.perf_counter()
     result = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
@@ -56,8 +72,7 @@ def _median(argv: list[str], env: dict[str, str], repeat: int) -> tuple[float, s
 
 def speed(tree: str, name: str, repeat: int) -> None:
     cache_dir = tempfile.mkdtemp(prefix="relore-code-bench-")
-    env = {**os.environ, "RELORE_CODE_CACHE": cache_dir}
-    env.pop("RELORE_CODE_WORKERS", None)
+    env = _env(cache_dir)
     grep = ["grep", "-rn", name, "--include=*.py", tree]
     grep_s, grep_out = _median(grep, env, repeat)
     grep_lines = grep_out.count("\n")
@@ -107,6 +122,87 @@ def speed(tree: str, name: str, repeat: int) -> None:
         shutil.rmtree(cache_dir, ignore_errors=True)
 
 
+# Run in a fresh process over a warm cache: each phase's seconds, by wrapping the functions
+# that do it (the names of this commit's lens; a phase whose function is gone is left out).
+PHASES = r"""
+import io, json, os, sys, time
+started = time.perf_counter()
+from relore.client import cli
+from relore.client.code import cache, index, listing
+seconds = {"imports": time.perf_counter() - started}
+
+def timed(owner, attribute, phase):
+    function = getattr(owner, attribute, None)
+    if function is None:
+        return
+    def wrapper(*args, **kwargs):
+        began = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            seconds[phase] = seconds.get(phase, 0) + time.perf_counter() - began
+    setattr(owner, attribute, wrapper)
+
+for owner, attribute, phase in (
+    (cli, "build_parser", "parser"), (index, "walk", "walk"),
+    (listing, "_git_ignored", "git check-ignore"), (listing.Listings, "load", "listings load"),
+    (cache.Store, "load", "index load"), (cache.Store, "holders", "name postings"),
+    (index, "_from_cache", "stat + records"), (index, "scan", "scan"), (index, "refs", "refs"),
+    (cli.json, "dumps", "json"),
+):
+    timed(owner, attribute, phase)
+began = time.perf_counter()
+cli.main(["refs", sys.argv[1], "--path", sys.argv[2], "--json"], stdout=io.StringIO())
+seconds["main"] = time.perf_counter() - began
+tree = listing.walk(sys.argv[2], None, None)  # unwrapped, no cache: only its paths
+began = time.perf_counter()
+for rel in tree.paths:
+    os.stat(tree.prefix + rel)
+seconds["stat alone"] = time.perf_counter() - began
+seconds["source files"] = len(tree.paths)
+print(json.dumps(seconds))
+"""
+
+
+def phases(tree: str, name: str, repeat: int) -> None:
+    """Where a cached ``refs`` spends its time (see the module's doc)."""
+    cache_dir = tempfile.mkdtemp(prefix="relore-code-phases-")
+    env = _env(cache_dir)
+    try:
+        _timed([RELORE, "refs", name, "--path", tree, "--json"], env)  # the cache, warm
+        start = [_timed([sys.executable, "-c", "pass"], env)[0] for _ in range(repeat)]
+        runs = [
+            json.loads(_timed([sys.executable, "-c", PHASES, name, tree], env)[1])
+            for _ in range(repeat)
+        ]
+        grep, _ = _median(["grep", "-rn", name, "--include=*.py", tree], env, repeat)
+    finally:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+    least = {phase: min(run.get(phase, 0) for run in runs) for phase in runs[0]}
+    files = int(least.pop("source files"))
+    alone = least.pop("stat alone")
+    scan = least.pop("scan")
+    inside = least.pop("stat + records", 0) - least.get("name postings", 0)
+    shown = {
+        "interpreter": min(start),
+        "imports": least.pop("imports"),
+        "parser": least.pop("parser", 0),
+        **{k: least.pop(k, 0) for k in ("walk", "git check-ignore", "listings load")},
+        "index load": least.pop("index load", 0),
+        "name postings": least.pop("name postings", 0),
+        f"{files} stats + records": inside,
+        "page": least.pop("refs", 0) - scan,
+        "json": least.pop("json", 0),
+    }
+    total = shown["interpreter"] + shown["imports"] + least.pop("main")
+    text = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in shown.items())
+    print(
+        f"phases of a cached refs {name} (the least of {repeat} processes each): {text}; "
+        f"the process about {total * 1000:.0f} ms, grep {grep * 1000:.0f} ms (median); "
+        f"the floor: {files} os.stat alone {alone * 1000:.0f} ms"
+    )
+
+
 def _ranking(package_dir: str, env: dict) -> list[str]:
     """The map's whole order (page by page, as an agent would read it)."""
     from relore.client.code import index
@@ -154,11 +250,16 @@ def main() -> None:
     )
     parser.add_argument("--top", type=int, default=0, help="with --entry-points: print the top N")
     parser.add_argument(
+        "--phases", action="store_true", help="where a cached refs spends its time, in process"
+    )
+    parser.add_argument(
         "--repeat", type=int, default=3, help="grep and cached runs: the median of this many"
     )
     args = parser.parse_args()
     print(provenance.line())
     speed(args.path, args.name, max(1, args.repeat))
+    if args.phases:
+        phases(args.path, args.name, max(1, args.repeat))
     if args.entry_points:
         entry_points(args.top)
 
