@@ -191,8 +191,11 @@ class Store:
         handle = self._handles.get(segment)
         if handle is None:
             handle = self._handles[segment] = open(self.path / segment, "rb")  # noqa: SIM115
-        handle.seek(offset)
-        blob = handle.read(length)
+        if hasattr(os, "pread"):
+            blob = os.pread(handle.fileno(), length, offset)  # one call, no seek
+        else:
+            handle.seek(offset)
+            blob = handle.read(length)
         if len(blob) != length:
             raise EOFError(segment)
         return blob

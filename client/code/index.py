@@ -148,9 +148,9 @@ def _results(jobs: list, workers: int, stop, used: list[int]) -> Iterator[tuple]
         if stop is not None and stop():
             raise Stopped(f"stopped after {done} of {len(jobs)} files to read")
         verdicts.append(_read_source(job, parse=False))
-    parsed = _parsed(
-        [j for j, v in zip(jobs, verdicts, strict=True) if v[0] == "parse"], workers, stop
-    )
+    to_parse = [job for job, verdict in zip(jobs, verdicts, strict=True) if verdict[0] == "parse"]
+    used.append(workers if _forks(workers, len(to_parse)) else 1)
+    parsed = _parsed(to_parse, workers, stop)
     for verdict in verdicts:
         yield next(parsed) if verdict[0] == "parse" else verdict
 

@@ -567,6 +567,16 @@ def test_a_cold_scan_on_several_processes_gives_what_one_process_gives(tmp_path,
     ]
     cached = index.scan(str(root), env, workers=2, occurrences=True)
     assert cached.files["from_cache"] == len(files) and cached.records == several.records
+    # with a name: each file is sifted here, and those holding it are parsed by workers
+    named = {**env, "RELORE_CODE_CACHE": str(tmp_path / "c2")}
+    before = engine.parses
+    page = index.refs("shared", str(root), named, workers=2, limit=200)
+    assert (page["files"]["workers"], page["files"]["parsed"]) == (2, len(files))
+    assert engine.parses == before
+    alone = index.refs(
+        "shared", str(root), {**env, "RELORE_CODE_CACHE": str(tmp_path / "c3")}, limit=200
+    )
+    assert alone["files"]["workers"] == 1 and alone["references"] == page["references"]
 
 
 def test_records_of_deleted_files_are_compacted_away(tmp_path, env, monkeypatch):
