@@ -2,7 +2,7 @@
 ``relore map`` ranks packages whose entry points are known.
 
 .venv/bin/python benchmarks/code_lens.py [--path TREE] [--name NAME] [--repeat N]
-    [--phases] [--entry-points] [--top N]
+    [--verbs map,defs,refs] [--phases] [--entry-points] [--top N]
 
 Defaults: this venv's site-packages (thousands of installed Python files) and a common
 name. Each verb runs as a user runs it (the ``relore`` console script, a fresh process, on
@@ -70,7 +70,7 @@ def _median(argv: list[str], env: dict[str, str], repeat: int) -> tuple[float, s
     return runs[len(runs) // 2]
 
 
-def speed(tree: str, name: str, repeat: int) -> None:
+def speed(tree: str, name: str, repeat: int, only: list[str]) -> None:
     cache_dir = tempfile.mkdtemp(prefix="relore-code-bench-")
     env = _env(cache_dir)
     grep = ["grep", "-rn", name, "--include=*.py", tree]
@@ -82,6 +82,7 @@ def speed(tree: str, name: str, repeat: int) -> None:
         "defs": [RELORE, "defs", name, "--path", tree, "--json"],
         "refs": [RELORE, "refs", name, "--path", tree, "--json"],
     }
+    verbs = {verb: argv for verb, argv in verbs.items() if verb in only}
     print(f"tree={tree} name={name} (grep and cached runs: the median of {repeat})")
     print(f"grep -rn {name} --include=*.py: {grep_s:.2f} s, {grep_lines} lines")
     try:
@@ -253,11 +254,14 @@ def main() -> None:
         "--phases", action="store_true", help="where a cached refs spends its time, in process"
     )
     parser.add_argument(
+        "--verbs", default="map,defs,refs", help="the verbs timed (comma-separated)"
+    )
+    parser.add_argument(
         "--repeat", type=int, default=3, help="grep and cached runs: the median of this many"
     )
     args = parser.parse_args()
     print(provenance.line())
-    speed(args.path, args.name, max(1, args.repeat))
+    speed(args.path, args.name, max(1, args.repeat), args.verbs.split(","))
     if args.phases:
         phases(args.path, args.name, max(1, args.repeat))
     if args.entry_points:
