@@ -35,15 +35,15 @@ MAX_STAR_DEPTH = 32
 
 
 class _Modules:
-    """The tree's declaring files, and each one's public names, resolved on demand."""
+    """The tree's declaring files, each read (and its public names resolved) on first use:
+    most modules of a large tree are never asked about."""
 
     def __init__(self, records, providers: dict, defined: set[str]):
         self.defined = defined
         self.provider: dict[str, object] = {}
+        self.record: dict[str, object] = {}
         self.listed: dict[str, list[str] | None] = {}
-        self.own: dict[str, list[str]] = {}
-        self.aliases: dict[str, dict[str, tuple[str, str]]] = {}  # alias -> (module, name)
-        self.stars: dict[str, list[str]] = {}
+        self.read: dict[str, tuple[list[str], dict[str, tuple[str, str]], list[str]]] = {}
         self.public_names: dict[str, list[str]] = {}
         self.visiting: set[str] = set()
         self.budget = MAX_RESOLVED
@@ -51,14 +51,16 @@ class _Modules:
             exports = getattr(record, "exports", None)
             if exports is not None and language in providers:
                 self.provider[rel] = providers[language]
+                self.record[rel] = record
                 self.listed[rel] = exports[0]
-        for rel, _language, record in records:
-            if rel in self.provider:
-                self._read(rel, record)
 
-    def _read(self, rel: str, record) -> None:
-        provider = self.provider[rel]
-        self.own[rel] = [
+    def _module(self, rel: str) -> tuple[list[str], dict[str, tuple[str, str]], list[str]]:
+        """``rel``'s public definitions, its in-tree imports (alias -> (module, name)) and the
+        modules it star-imports."""
+        if rel in self.read:
+            return self.read[rel]
+        provider, record = self.provider[rel], self.record[rel]
+        own = [
             d[0]
             for d in record.definitions
             if d[2] == d[0] and d[1] != "method" and not provider.is_private(d[0])
@@ -76,13 +78,13 @@ class _Modules:
                 stars.append(found)
             else:
                 aliases[alias] = (found, name)
-        self.aliases[rel] = aliases
-        self.stars[rel] = stars
+        self.read[rel] = (own, aliases, stars)
+        return self.read[rel]
 
     def origin(self, rel: str, name: str) -> str:
         """The spelling ``name`` is defined with, following ``import X as name``."""
         for _hop in range(MAX_ALIAS_HOPS):
-            found = self.aliases.get(rel, {}).get(name)
+            found = self._module(rel)[1].get(name)
             if found is None:
                 break
             rel, name = found
@@ -108,10 +110,11 @@ class _Modules:
         if listed is not None:
             self._kept((self.origin(rel, n) for n in listed), found)
         else:
-            self._kept(self.own[rel], found)
+            own, aliases, stars = self._module(rel)
             is_private = self.provider[rel].is_private
-            self._kept((self.origin(rel, a) for a in self.aliases[rel] if not is_private(a)), found)
-            for star in self.stars[rel]:
+            self._kept(own, found)
+            self._kept((self.origin(rel, a) for a in aliases if not is_private(a)), found)
+            for star in stars:
                 self._kept(self.public(star, depth + 1), found)
         self.visiting.discard(rel)
         self.public_names[rel] = list(found)
@@ -143,7 +146,8 @@ def declarations(records, providers: dict, defined: set[str]) -> list[tuple[str,
         names = modules.public(rel)
         if names:
             found.append((rel, rel, names))
-    for rel, provider in sorted(modules.provider.items()):
+    for rel in sorted(modules.provider):
+        provider = modules.provider[rel]
         carrier = entries.get(_folder(rel))
         if (
             carrier is None
