@@ -8,7 +8,6 @@ huge ``__all__``, names nothing defines, ``__all__`` in every file, star imports
 from __future__ import annotations
 
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -222,9 +221,7 @@ def test_a_huge_all_list_does_not_outrank_the_packages_own_references(tmp_path, 
         "pkg/junk.py": junk,
     }
     root = _write(tmp_path / "tree", files)
-    start = time.perf_counter()
     page = index.repo_map(str(root), env, limit=EVERY)
-    assert time.perf_counter() - start < 60
     by_name = _by_name(page)
     assert _names(page)[0] == "Engine"
     assert by_name["Buffer"]["score"] > max(by_name[f"f{i}"]["score"] for i in range(3000))
@@ -249,10 +246,10 @@ def test_all_in_every_file_lets_no_file_dominate(tmp_path, env):
     assert page["entries"][names.index("Lone")]["score"] < page["entries"][0]["score"] / 2
 
 
-def test_star_imports_in_a_cycle_resolve_once_and_stay_bounded(tmp_path, env):
+def test_star_imports_in_a_cycle_resolve_once_and_stay_bounded(tmp_path, env, monkeypatch):
     # 30 modules each star-importing every other, half of them with no __all__ (so the
-    # import is followed) and half listing 300 names: each module is resolved once, a cycle
-    # ends where it started, and every definition the package re-exports is reached
+    # import is followed) and half listing 300 names: each module's imports are resolved
+    # once, a cycle ends where it started, and every definition re-exported is reached
     count = 30
     files = {"pkg/__init__.py": "".join(f"from .m{i} import *\n" for i in range(count))}
     for i in range(count):
@@ -262,9 +259,14 @@ def test_star_imports_in_a_cycle_resolve_once_and_stay_bounded(tmp_path, env):
         defs = "".join(f"def {n}():\n    pass\n" for n in names[:5])
         files[f"pkg/m{i}.py"] = others + listed + defs
     root = _write(tmp_path / "tree", files)
-    start = time.perf_counter()
+    python = registry.by_name("python")
+    looked_up = []
+    real = python.module_files
+    monkeypatch.setattr(
+        python, "module_files", lambda *a: looked_up.append(a) or real(*a), raising=False
+    )
     page = index.repo_map(str(root), env, limit=EVERY)
-    assert time.perf_counter() - start < 60
+    assert len(looked_up) == len(set(looked_up)) == count + count * (count - 1)
     assert page["total"] == count * 5
     assert all(e["score"] > 0 for e in page["entries"])  # every declared definition reached
     assert page["declared"] == {"names": count * 5, "files": 1 + count // 2}
