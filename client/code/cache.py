@@ -36,7 +36,7 @@ import tempfile
 import zlib
 from pathlib import Path
 
-FORMAT = 2
+FORMAT = 3
 # what produces the records: tree-sitter and every grammar module
 PRODUCERS = (
     "tree_sitter",

@@ -204,6 +204,7 @@ class Read(NamedTuple):
     definitions: list
     counts: dict | None  # name -> (bare references, references through an object)
     occurrences: dict | None
+    exports: tuple | None = None  # what it declares public (``Provider.exports``)
 
 
 class Scan(NamedTuple):
@@ -267,11 +268,11 @@ def _read_source(job: tuple[str, str, str | None, bool]) -> tuple:
             return ("undefined",)  # uses the name, defines none of it: not absent
     try:
         provider = registry.by_name(language)
-        has_error, definitions, occurrences = engine.extract(provider, data)
+        has_error, definitions, occurrences, exports = engine.extract(provider, data)
     except GrammarUnavailable as exc:
         return ("no_grammar", str(exc))
     blobs = (
-        marshal.dumps((has_error, definitions)),
+        marshal.dumps((has_error, definitions, exports)),
         marshal.dumps(engine.counts(occurrences)),
         marshal.dumps(pack(occurrences)),
     )
@@ -491,11 +492,11 @@ def scan(
 
 def _record(head: tuple, extra, name: str | None, occurrences: bool) -> Read:
     if name is None:
-        return Read(head[0], head[1], extra, None)
+        return Read(head[0], head[1], extra, None, head[2])
     if not occurrences:
-        return Read(head[0], head[1], None, None)
+        return Read(head[0], head[1], None, None, head[2])
     packed = extra.get(name)
-    return Read(head[0], head[1], None, {name: unpack(packed)} if packed else {})
+    return Read(head[0], head[1], None, {name: unpack(packed)} if packed else {}, head[2])
 
 
 def _prune(store: cache.Store, tree: Tree, seen: set[str]) -> None:
@@ -676,6 +677,7 @@ def repo_map(
     page["score"] = rank.SCORE
     page["focus"] = list(focus or [])
     page["entry_files"] = [_shown(result.tree, rel) for rel in info["entry_files"]]
+    page["declared"] = info["declared"]
     page["dunders_excluded"] = info["dunders"]
     page["everywhere_excluded"] = info["everywhere"]
     page["entries"] = [
