@@ -2,7 +2,7 @@
 ``relore map`` ranks packages whose entry points are known.
 
 .venv/bin/python benchmarks/code_lens.py [--path TREE] [--name NAME] [--repeat N]
-    [--verbs map,defs,refs] [--phases] [--entry-points] [--top N]
+    [--verbs map,defs,refs] [--phases] [--entry-points] [--tuning] [--top N]
 
 Defaults: this venv's site-packages (thousands of installed Python files) and a common
 name. Each verb runs as a user runs it (the ``relore`` console script, a fresh process, on
@@ -23,7 +23,9 @@ source file, timed alone.
 ``--entry-points``: the held-out check. ``code_lens_entry_points.jsonl`` lists each
 package's documented entry points, written before the ranking they check; for every one
 installed beside this venv, ``relore map <package>`` must place each in its top 40. It
-prints where each name lands (and ``--top N``: the map's first N names).
+prints where each name lands (and ``--top N``: the map's first N names). ``--tuning``: the
+same check over ``code_lens_tuning_entry_points.jsonl``, the five packages the ranking's
+weights may be set on (requests, jinja2, uvicorn, werkzeug, rich); the held-out ones never.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import provenance
 
 RELORE = str(Path(sys.executable).with_name("relore"))
 LABELS = Path(__file__).resolve().parent / "code_lens_entry_points.jsonl"
+TUNING = Path(__file__).resolve().parent / "code_lens_tuning_entry_points.jsonl"
 TOP = 40
 
 
@@ -216,11 +219,12 @@ def _ranking(package_dir: str, env: dict) -> list[str]:
             return names
 
 
-def entry_points(top: int) -> None:
+def entry_points(top: int, labels: Path = LABELS) -> None:
     site = sysconfig.get_paths()["purelib"]
     env = {"RELORE_CODE_CACHE": tempfile.mkdtemp(prefix="relore-code-rank-")}
+    found = inside_all = 0
     try:
-        for line in LABELS.read_text().splitlines():
+        for line in labels.read_text().splitlines():
             label = json.loads(line)
             package_dir = os.path.join(site, label["package"])
             if not os.path.isdir(package_dir):
@@ -229,6 +233,8 @@ def entry_points(top: int) -> None:
             order = _ranking(package_dir, env)
             places = {n: (order.index(n) + 1 if n in order else None) for n in label["names"]}
             inside = [n for n, p in places.items() if p is not None and p <= TOP]
+            found += len(places)
+            inside_all += len(inside)
             shown = ", ".join(f"{n} {p or '-'}" for n, p in places.items())
             print(
                 f"entry points [{label['package']}]: {len(inside)} of {len(places)} in the "
@@ -236,6 +242,7 @@ def entry_points(top: int) -> None:
             )
             if top:
                 print(f"top {top} [{label['package']}]: {', '.join(order[:top])}")
+        print(f"entry points [{labels.name}]: {inside_all} of {found} in the top {TOP}")
     finally:
         shutil.rmtree(env["RELORE_CODE_CACHE"], ignore_errors=True)
 
@@ -249,7 +256,14 @@ def main() -> None:
         action="store_true",
         help=f"the held-out check: each installed package's entry points in its top {TOP}",
     )
-    parser.add_argument("--top", type=int, default=0, help="with --entry-points: print the top N")
+    parser.add_argument(
+        "--tuning",
+        action="store_true",
+        help="the same check over the five packages the ranking may be tuned on",
+    )
+    parser.add_argument(
+        "--top", type=int, default=0, help="with --entry-points/--tuning: print the top N"
+    )
     parser.add_argument(
         "--phases", action="store_true", help="where a cached refs spends its time, in process"
     )
@@ -266,6 +280,8 @@ def main() -> None:
         phases(args.path, args.name, max(1, args.repeat))
     if args.entry_points:
         entry_points(args.top)
+    if args.tuning:
+        entry_points(args.top, TUNING)
 
 
 if __name__ == "__main__":

@@ -340,6 +340,13 @@ def map_page(page: dict) -> str:
         f"{everywhere['more_files_than']} files ({_plural(everywhere['definitions'], 'definition')}"
         f" of {_plural(everywhere['names'], 'name')})",
     ]
+    declared = page.get("declared") or {}
+    if declared.get("names"):
+        lines.append(
+            f"declared public ({_plural(declared['names'], 'name')} in "
+            f"{_plural(declared['files'], 'file')}: __all__, package re-exports): each weighs "
+            "as its users' references"
+        )
     if page["offset"]:
         lines.append(f"starting after the first {page['skipped_before']}")
     if not page["total"]:

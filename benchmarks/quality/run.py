@@ -222,6 +222,17 @@ def run_items(url: str, items: list[dict], export_root: Path, semantic=None) -> 
                         semantic_ranking.fuse(lexical, ranked),
                         {},
                     )
+                answers["semantic:passage+feedback"] = (
+                    semantic.rank_with_feedback("passage", item["repo"], item["query"]),
+                    {},
+                )
+                answers["semantic:passage+grep"] = (
+                    semantic_ranking.fuse(
+                        semantic.rank("passage", item["repo"], item["query"]),
+                        metrics.threads_in_order(answers["grep"][0]),
+                    ),
+                    {},
+                )
             systems = {}
             for name, (hits, meta) in answers.items():
                 # a person asking about an issue knows the issue: it is not an answer

@@ -13,6 +13,13 @@ query is ranked against them by cosine, per repository. Two units:
   its best document.
 
 and fused with relore's lexical page by reciprocal rank (``RRF_K``), thread by thread.
+
+Two levers on the passage unit, measured because the tier misses its paraphrase goal:
+
+* ``prf``: pseudo-relevance feedback, the query's vector moved toward the mean of its first
+  ``PRF_DEPTH`` passages (weight ``PRF_WEIGHT``) and ranked again;
+* fusing the passage ranking with grep's (an any-word lexical leg, unlike relore's page,
+  which a question's words rarely fill), done in run.py.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ import psycopg
 
 RRF_K = 60
 DEPTH = 50  # threads a semantic ranking offers the page and the fusion
+PRF_DEPTH = 3
+PRF_WEIGHT = 0.3
 PASSAGES = """
 select c.repo, p.thread_number, p.passage_text
 from marts.semantic_passages as p
@@ -60,8 +69,22 @@ class Semantic:
 
     def rank(self, unit: str, repo: str, query: str) -> list:
         """Thread keys by best cosine, in ``repo``, at most DEPTH."""
+        return self._rank(unit, repo, self.encoder.encode([query])[0])
+
+    def rank_with_feedback(self, unit: str, repo: str, query: str) -> list:
+        """``rank``, the query's vector first moved toward its first PRF_DEPTH rows."""
         found = self.units[unit]
         vector = self.encoder.encode([query])[0]
+        mask = found.repos == repo.lower()
+        scores = np.where(mask, found.vectors @ vector, -np.inf)
+        top = [row for row in np.argsort(-scores)[:PRF_DEPTH] if np.isfinite(scores[row])]
+        if top:
+            vector = vector + PRF_WEIGHT * found.vectors[top].mean(axis=0)
+            vector = vector / np.linalg.norm(vector)
+        return self._rank(unit, repo, vector)
+
+    def _rank(self, unit: str, repo: str, vector: np.ndarray) -> list:
+        found = self.units[unit]
         mask = found.repos == repo.lower()
         scores = np.where(mask, found.vectors @ vector, -np.inf)
         ranked = []

@@ -36,7 +36,7 @@ import sys
 import zlib
 from pathlib import Path
 
-FORMAT = 3
+FORMAT = 4
 # what produces the records: tree-sitter and every grammar module
 PRODUCERS = (
     "tree_sitter",

@@ -2,9 +2,11 @@
 
 The record is plain tuples, lists and dicts so the cache can store it as it is:
 
-``(has_error, definitions, occurrences)`` where a definition is
-``(name, kind, qualified, line, column, start_byte, end_byte, name_byte)`` and
-``occurrences`` maps a name to ``[(name_byte, line, column, kind_code), ...]``.
+``(has_error, definitions, occurrences, exports)`` where a definition is
+``(name, kind, qualified, line, column, start_byte, end_byte, name_byte)``,
+``occurrences`` maps a name to ``[(name_byte, line, column, kind_code), ...]`` and
+``exports`` is what the file declares public (``Provider.exports``; None in a language
+without such declarations).
 
 Occurrences are keyed on the name's byte span: however many patterns describe one
 identifier, it is one row, with the strongest kind (``KINDS`` order). ``kind_code`` is the
@@ -36,7 +38,7 @@ def through(code: int) -> bool:
 
 Definition = tuple[str, str, str, int, int, int, int, int]
 Occurrence = tuple[int, int, int, int]
-Record = tuple[bool, list[Definition], dict[str, list[Occurrence]]]
+Record = tuple[bool, list[Definition], dict[str, list[Occurrence]], tuple | None]
 
 parses = 0  # files parsed by this process; the cache tests count it
 
@@ -126,7 +128,7 @@ def extract(provider: Provider, source: bytes) -> Record:
     for name, _kind, _q, line, column, _s, _e, name_byte in definitions:
         if name_byte not in strongest:  # a name node no reference pattern describes
             occurrences.setdefault(name, []).append((name_byte, line, column, 0))
-    return (root.has_error, definitions, occurrences)
+    return (root.has_error, definitions, occurrences, provider.exports(root, source))
 
 
 def counts(occurrences: dict[str, list[Occurrence]]) -> dict[str, tuple[int, int]]:

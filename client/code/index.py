@@ -42,6 +42,7 @@ class Read(NamedTuple):
     definitions: list
     counts: dict | None  # name -> (bare references, references through an object)
     occurrences: dict | None
+    exports: tuple | None = None  # what it declares public (``Provider.exports``)
 
 
 class Scan(NamedTuple):
@@ -106,10 +107,11 @@ def _read_source(job: tuple[str, str, str | None, bool], parse: bool = True) -> 
         return ("parse",)
     try:
         provider = registry.by_name(language)
-        has_error, definitions, occurrences = engine.extract(provider, data)
+        has_error, definitions, occurrences, exports = engine.extract(provider, data)
     except GrammarUnavailable as exc:
         return ("no_grammar", str(exc))
-    return ("parsed", records.blobs((has_error, definitions, occurrences)), list(occurrences))
+    record = (has_error, definitions, occurrences, exports)
+    return ("parsed", records.blobs(record), list(occurrences))
 
 
 def workers_for(env) -> int:
@@ -411,11 +413,11 @@ def _rows_record(blob: bytes | None, name: str) -> Read | None:
 
 def _record(head: tuple, extra, name: str | None, occurrences: bool) -> Read | None:
     if name is None:
-        return Read(head[0], head[1], extra, None)
+        return Read(head[0], head[1], extra, None, head[2])
     if not occurrences:
-        return Read(head[0], head[1], None, None)
+        return Read(head[0], head[1], None, None, head[2])
     found = _rows_record(extra, name)
-    return found._replace(definitions=head[1]) if found is not None else None
+    return found._replace(definitions=head[1], exports=head[2]) if found is not None else None
 
 
 def _definitions_of(store: cache.Store, prefix: str, rel: str, language: str) -> list:
@@ -622,6 +624,7 @@ def repo_map(
     page["score"] = rank.SCORE
     page["focus"] = list(focus or [])
     page["entry_files"] = [_shown(result.tree, rel) for rel in info["entry_files"]]
+    page["declared"] = info["declared"]
     page["dunders_excluded"] = info["dunders"]
     page["everywhere_excluded"] = info["everywhere"]
     page["entries"] = [

@@ -35,8 +35,19 @@ to the start. Half the starts are at the package's entry files (the shallowest
 anything. ``focus`` (the caller's paths) replaces both: every start is there, and the map is
 the tree as seen from it.
 
-``THROUGH_WEIGHT``, ``ENTRY_SHARE``, the self-reference rule and the median cap were chosen
-by reading the maps of five installed packages (requests, jinja2, uvicorn, werkzeug, rich),
+What only the package's users use, no file of the tree references (``httpx.get`` is
+re-exported by ``from ._api import *``). The package declares it instead (``surface.py``:
+``__all__``, an ``__init__``'s re-exports, a public module's ``__all__``), and each declared
+name becomes an edge from the package's entry file, standing in for its users: an entry
+file's own declaration weighs ``EXPORT_WEIGHT`` references a name, a public module's
+``MODULE_WEIGHT``, and a declaration of more than ``EXPORT_NAMES`` names shares that many
+names' worth (a huge ``__all__`` is one declaration, thinly spread). The edges also count
+in where walks start (a reference's mass), so a package that declares more starts more of
+them at its entry file. A tree with no entry file declares nothing and ranks as it did.
+
+``THROUGH_WEIGHT``, ``ENTRY_SHARE``, ``EXPORT_WEIGHT``, ``MODULE_WEIGHT``, the
+self-reference rule and the median cap were chosen by reading the maps of five installed
+packages (requests, jinja2, uvicorn, werkzeug, rich; ``benchmarks/code_lens.py --tuning``),
 never of the held-out ones whose entry points ``benchmarks/code_lens.py --entry-points``
 checks. Pure standard library: the client imports no numeric package.
 """
@@ -45,7 +56,7 @@ from __future__ import annotations
 
 import math
 
-from relore.client.code import registry
+from relore.client.code import registry, surface
 
 SCORE = "how the tree's other files use it (PageRank over their references)"
 DAMPING = 0.85
@@ -57,6 +68,12 @@ EVERYWHERE_SHARE = 0.1
 PRIVATE_WEIGHT = 0.1
 THROUGH_WEIGHT = 0.5
 ENTRY_SHARE = 0.5
+# a name a package declares public (``surface.py``) weighs this many references from its
+# entry file; a declaration of more than EXPORT_NAMES names shares EXPORT_NAMES' worth
+EXPORT_WEIGHT = 8.0
+EXPORT_NAMES = 100
+# a public module's own ``__all__``, carried by its package's entry file
+MODULE_WEIGHT = 1.0
 # definition kinds reached through an object, never by a bare name
 METHOD_KINDS = frozenset({"method"})
 # a definition directly inside one of these is local to it
@@ -175,6 +192,7 @@ def rank(
                 sorted({position[rel] for rel, d in reachable if d[1] not in METHOD_KINDS}),
             )
     edges, references, referenced_from = _edges(records, targets, providers)
+    declared = _declared(records, targets, providers, position, edges)
     personal, entry = _personalisation(records, focus, edges, providers)
     ranks, inflow = pagerank(edges, targets.files, personal) if files else ([], [])
     scale = len(files)  # a name receiving one average file's weight scores 1
@@ -213,6 +231,7 @@ def rank(
             "more_files_than": math.floor(everywhere),
         },
         "entry_files": entry,
+        "declared": declared,
     }
     return entries, len(order), info
 
@@ -251,6 +270,34 @@ def _edges(records, targets: _Targets, providers: dict) -> tuple[list, dict, dic
             referenced_from[name] = referenced_from.get(name, 0) + 1
         edges.append(out)
     return edges, references, referenced_from
+
+
+def _declared(records, targets: _Targets, providers: dict, position: dict, edges: list) -> dict:
+    """Add each declaration's edges to its carrying entry file's (``surface.py``): a name
+    weighs ``EXPORT_WEIGHT`` references, corrected as a reference is (privacy, ambiguity),
+    shared over ``EXPORT_NAMES`` when the declaration lists more; what the carrier defines
+    itself is no edge. Returns how many names and declaring files gave edges."""
+    bare = {name: of[1] for name, of in targets.of.items() if of[1] is not None}
+    names_with_edges: set[str] = set()
+    declaring: set[str] = set()
+    for carrier, declarer, names in surface.declarations(records, providers, set(bare)):
+        f = position[carrier]
+        provider = providers[records[f][1]]
+        own = {d[0] for d in records[f][2].definitions}
+        kept = [n for n in names if n not in own]
+        if not kept:
+            continue
+        scale = (EXPORT_WEIGHT if declarer == carrier else MODULE_WEIGHT) * min(
+            1.0, EXPORT_NAMES / len(kept)
+        )
+        for name in kept:
+            weight = scale * (PRIVATE_WEIGHT if provider.is_private(name) else 1.0)
+            if len(targets.files[targets.of[name][0]]) > AMBIGUOUS_FILES:
+                weight *= AMBIGUOUS_WEIGHT
+            edges[f].append((bare[name], weight))
+        names_with_edges.update(kept)
+        declaring.add(declarer)
+    return {"names": len(names_with_edges), "files": len(declaring)}
 
 
 def _normalised(mass: list[float]) -> list[float] | None:

@@ -1,6 +1,7 @@
 """A file's record as the cache keeps it: three blobs, each loaded alone.
 
-- ``HEAD``: ``(has_error, definitions)`` marshalled, what ``defs`` reads;
+- ``HEAD``: ``(has_error, definitions, exports)`` marshalled, what ``defs`` reads (and
+  ``map``: ``exports``, what the file declares public);
 - ``COUNTS``: per name its references ``(bare, through an object)`` marshalled, what
   ``map`` adds;
 - ``OCCURRENCES``: what ``refs`` reads, one name's rows without building any other's: the
@@ -23,7 +24,7 @@ ROW = 4  # int32s per occurrence: (name byte, line, column, kind code)
 
 
 def blobs(record: engine.Record) -> tuple[bytes, bytes, bytes]:
-    has_error, definitions, occurrences = record
+    has_error, definitions, occurrences, exports = record
     names = [name for name in occurrences if "\0" not in name]
     table = array("i", [0])
     values = array("i")
@@ -34,7 +35,7 @@ def blobs(record: engine.Record) -> tuple[bytes, bytes, bytes]:
     keys = ("\0" + "\0".join(names) + "\0").encode("utf-8", "surrogateescape")
     header = marshal.dumps((has_error, keys, table.tobytes()))
     return (
-        marshal.dumps((has_error, definitions)),
+        marshal.dumps((has_error, definitions, exports)),
         marshal.dumps(engine.counts(occurrences)),
         len(header).to_bytes(4, "little") + header + values.tobytes(),
     )

@@ -159,7 +159,7 @@ cleaned as (
         sources.*,
         heads.repo,
         heads.kind as thread_kind,
-        {{ relore_fn('redact') }}(heads.title) as title,
+        heads.title as unredacted_title,
         sources.is_deleted or heads.is_deleted as is_gone,
         greatest(sources.loaded_at, heads.loaded_at) as source_loaded_at,
         {{ trust_tier(
@@ -169,9 +169,7 @@ cleaned as (
             'machine_account.is_machine_account',
             'permissions.has_write'
         ) }} as trust_tier,
-        {{ relore_fn('redact') }}(
-            regexp_replace(replace(sources.body, chr(13), ''), '<!--.*?-->', '', 'g')
-        ) as clean_markdown
+        body.clean_markdown
     from sources
     inner join issues as heads
         on
@@ -191,6 +189,12 @@ cleaned as (
                 or lower(machine_accounts.repo) = lower(heads.repo)
             )
     ) as machine_account on true
+    -- redacted once here, as a function in FROM: the three uses of clean_markdown below
+    -- read its one value, where an expression in the select list, inlined into each use,
+    -- called relore_redact three times (the body's redaction is most of a full build)
+    cross join lateral {{ relore_fn('redact') }}(
+        regexp_replace(replace(sources.body, chr(13), ''), '<!--.*?-->', '', 'g')
+    ) as body (clean_markdown)
 ),
 
 chunked as (
@@ -247,7 +251,14 @@ derived as (
         author_type,
         author_association,
         trust_tier,
-        title,
+        -- the thread's title, redacted once per thread (on its opening post's first chunk,
+        -- which every thread has) rather than once per document
+        max(
+            case
+                when document_kind = 'opening_post' and chunk_index = 0
+                    then {{ relore_fn('redact') }}(unredacted_title)
+            end
+        ) over (partition by repo_id, thread_number) as title,
         chunk as body_markdown,
         -- redacted again: markdown_to_text joins what tags, backticks and links split
         coalesce(

@@ -893,6 +893,41 @@ def test_a_scoped_read_of_the_document_derivation_derives_only_those_threads(bui
     assert rows == [(4,)]
 
 
+def test_a_derivation_redacts_each_body_once_and_each_title_once_per_thread(built, pg_cluster):
+    """Redaction is most of a full build's time (relore_redact pays PostgreSQL's regex engine
+    per character). Each source body is redacted once (an inlined expression was evaluated
+    once per use: in the chunker's argument and in both branches' empty-body tests), each
+    chunk's text once, the title once per thread (not once per document), and the two
+    review-anchor columns once per document."""
+    dbname = psycopg.conninfo.conninfo_to_dict(built["url"])["dbname"]
+    with psycopg.connect(pg_cluster.url(database=dbname)) as conn:
+        sources = conn.execute(
+            """
+            select count(*) from (
+                select repo_id, number from staging.stg_github__issues
+                union all select repo_id, thread_number from staging.stg_github__issue_comments
+                union all select repo_id, thread_number from staging.stg_github__review_comments
+                union all select repo_id, thread_number from staging.stg_github__reviews
+            ) as source
+            where exists (
+                select from staging.stg_github__issues as head
+                where head.repo_id = source.repo_id and head.number = source.number
+            )
+            """
+        ).fetchone()[0]
+        conn.execute("set local track_functions = 'pl'")
+        documents, threads, _ = conn.execute(
+            "select count(*), count(distinct (d.repo_id, d.thread_number)),"
+            " sum(length(d::text)) from intermediate.int_documents_normalized as d"
+        ).fetchone()
+        calls = conn.execute(
+            "select coalesce(sum(calls), 0) from pg_stat_xact_user_functions"
+            " where funcname = 'relore_redact'"
+        ).fetchone()[0]
+    assert documents > threads > 1 and sources >= documents - 1, (sources, documents, threads)
+    assert calls == sources + threads + 3 * documents, (calls, sources, threads, documents)
+
+
 def test_authority_retiers_without_rehashing_and_a_shrunk_body_drops_its_chunks(built, run_dbt):
     url = built["url"]
     before_docs = dict(

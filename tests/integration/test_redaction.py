@@ -281,6 +281,25 @@ def _mart_strings(url: str) -> list[tuple[str, str, str]]:
     return found
 
 
+def test_every_catalog_example_is_still_caught_between_line_breaks(leaky):
+    """The secret scan redacts a row's strings joined by line breaks and reads columns one
+    by one only when that changes something: a pattern that needs the start or the end of
+    the whole string (or whose lookaround a line break defeats) would let a leak through."""
+    examples = [example for entry in leaky["catalog"] for example, _ in entry["examples"]]
+    with psycopg.connect(leaky["url"]) as conn:
+        missed = [
+            example
+            for example in examples
+            for joined in (
+                f"before\n{example}\nafter",
+                f"x\n{example}",
+                f"{example}\nx",
+            )
+            if not conn.execute("select marts.relore_has_secret(%s)", (joined,)).fetchone()[0]
+        ]
+    assert len(examples) > 100 and missed == []
+
+
 def test_no_planted_secret_survives_in_any_mart_string(leaky):
     strings = _mart_strings(leaky["url"])
     assert any(table == "documents" for table, _, _ in strings)

@@ -11,6 +11,7 @@ import psycopg
 import pytest
 from fixtures import corpus, corpus_payloads, indexed
 from fixtures import world as worlds
+from psycopg.types.json import Jsonb
 
 SCAN = "assert_no_secret_survives_in_any_mart_text"
 LEAK = "hf_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z"  # a Hugging Face token's shape
@@ -162,3 +163,56 @@ def test_the_scan_reads_each_table_once_not_once_per_string_column(built):
         after = conn.execute(scans, ("documents",)).fetchone()[0]
     assert columns > 10 and leaks == (columns, 0)
     assert after - before == 1
+
+
+def test_the_scan_redacts_each_row_once_not_once_per_string_column(built, pg_cluster):
+    """relore_redact costs PostgreSQL's regex set-up on every call, whatever the length: a
+    call per string column made fourteen a documents row, most of a full build's scan. A
+    scan that finds nothing calls it once a row: the row's strings joined."""
+    dbname = psycopg.conninfo.conninfo_to_dict(built["url"])["dbname"]
+    with psycopg.connect(pg_cluster.url(database=dbname)) as conn:
+        relations = conn.execute(
+            "select distinct table_name from information_schema.columns"
+            " where table_schema = 'marts' and (data_type in"
+            " ('text', 'character varying', 'json', 'jsonb') or (data_type = 'ARRAY'"
+            " and udt_name in ('_text', '_varchar')))"
+        ).fetchall()
+        rows = sum(
+            conn.execute(f'select count(*) from marts."{name}"').fetchone()[0]
+            for (name,) in relations
+        )
+        conn.execute("set local track_functions = 'pl'")
+        leaks = conn.execute(
+            "select coalesce(sum(leaks), 0) from marts.relore_secret_leaks('marts', null)"
+        ).fetchone()[0]
+        calls = conn.execute(
+            "select coalesce(sum(calls), 0) from pg_stat_xact_user_functions"
+            " where funcname = 'relore_redact'"
+        ).fetchone()[0]
+    assert leaks == 0 and rows > 1000
+    assert calls == rows
+
+
+def test_a_leak_is_counted_in_its_own_column_and_no_other(built):
+    """Joined strings only say that a row leaks; the column counts come from a second read,
+    column by column, and a secret split across two columns is no leak of either."""
+    url = built["url"]
+    with psycopg.connect(url) as conn:
+        conn.execute("create table marts.scan_probe (a text, b text, c text[], d jsonb)")
+        conn.execute(
+            "insert into marts.scan_probe values (%s, 'plain', array['x', %s], %s),"
+            " ('split: hf_', 'aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z', null, null)",
+            (f"one {LEAK}", f"two {LEAK}", Jsonb({"k": [f"three {LEAK}"]})),
+        )
+    try:
+        with psycopg.connect(url) as conn:
+            counts = dict(
+                conn.execute(
+                    "select column_name, leaks from marts.relore_secret_leaks('marts', null)"
+                    " where table_name = 'scan_probe'"
+                ).fetchall()
+            )
+        assert counts == {"a": 1, "b": 0, "c": 1, "d": 1}
+    finally:
+        with psycopg.connect(url) as conn:
+            conn.execute("drop table marts.scan_probe")

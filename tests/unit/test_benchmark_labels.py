@@ -18,6 +18,7 @@ LABELS = (
     "benchmarks/quality/paraphrase.jsonl",
     "benchmarks/quality/eval.jsonl",
     "benchmarks/code_lens_entry_points.jsonl",
+    "benchmarks/code_lens_tuning_entry_points.jsonl",
 )
 # What a label commit may also touch: the benchmarks' own files and prose.
 ALLOWED_BESIDE = ("benchmarks/", "README.md", "AGENTS.md", "docs/")

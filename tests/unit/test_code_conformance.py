@@ -103,7 +103,9 @@ def env(tmp_path):
 @pytest.mark.parametrize("name", sorted(DEFINITIONS))
 def test_provider_finds_every_definition_with_kind_and_scope(name):
     provider = PROVIDERS[name]
-    has_error, definitions, _ = engine.extract(provider, _sample(name).read_bytes())
+    has_error, definitions, _occurrences, _exports = engine.extract(
+        provider, _sample(name).read_bytes()
+    )
     assert not has_error
     assert {(d[0], d[1], d[2], d[3]) for d in definitions} == DEFINITIONS[name]
 
@@ -124,7 +126,7 @@ def test_provider_classifies_every_occurrence_once(name, env):
 def test_provider_tells_a_method_call_through_an_object_from_a_bare_call(name):
     # the map's ranking lets a bare name reach functions and classes only: `g.greet()` must
     # say it went through an object, `helper()` must not
-    _err, _defs, occurrences = engine.extract(PROVIDERS[name], _sample(name).read_bytes())
+    _err, _defs, occurrences, _ = engine.extract(PROVIDERS[name], _sample(name).read_bytes())
     through = {
         symbol: sorted(
             (line, engine.kind(code), engine.through(code)) for _b, line, _c, code in rows

@@ -225,7 +225,7 @@ def test_one_identifier_matched_by_several_patterns_is_one_row():
     # `g.greet()`: the identifier is a call, an attribute and a name to the query; one row.
     provider = registry.for_path("x.py")
     source = b"g.greet()\nh = g.greet\ngreet\n"
-    _err, _defs, occurrences = engine.extract(provider, source)
+    _err, _defs, occurrences, _exports = engine.extract(provider, source)
     rows = occurrences["greet"]
     assert [(line, engine.kind(code)) for _b, line, _c, code in rows] == [
         (1, "call"),

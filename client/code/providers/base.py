@@ -10,6 +10,9 @@ map; the core groups and counts):
   ``@name``. One identifier may match several patterns (a method name in ``g.greet()`` is
   both an attribute and a call); the core keeps one row per name byte span and the
   strongest kind (definition > call > attribute > name).
+- ``exports`` and ``module_files``: what a file declares public and where the modules it
+  imports from are (``surface.py`` resolves them); a language without such declarations
+  returns None and the map reads none.
 
 tree-sitter and the grammar are imported only here, lazily, on first use by a code verb:
 ``relore search`` and ``relore status`` never load them (invariant 1's runtime half).
@@ -21,6 +24,10 @@ import importlib
 import importlib.util
 import re
 from typing import Any
+
+# names and imports one file may declare (``exports``): more are dropped, so a hostile
+# declaration costs one file's worth of record and of ranking
+MAX_EXPORTS = 4096
 
 
 class GrammarUnavailable(RuntimeError):
@@ -110,6 +117,19 @@ class Provider:
     def is_private(self, name: str) -> bool:
         """A name the language or its convention keeps inside its module."""
         return name.startswith("_")
+
+    def exports(self, root: Any, source: bytes) -> tuple | None:
+        """What the file declares public, as ``(names it lists, or None when it lists none;
+        [(level, module, name, alias), ...] it imports)`` (``name`` ``*`` for every public
+        name of ``module``; ``level`` the leading dots of a relative import, 0 for an
+        absolute one), at most ``MAX_EXPORTS`` of each. None: the language has no such
+        declaration."""
+        return None
+
+    def module_files(self, importer: str, level: int, module: str) -> tuple[str, ...]:
+        """The tree's relative paths that ``module`` (imported from file ``importer`` with
+        ``level``) may be, most likely first; empty when it is none of the tree's."""
+        return ()
 
     def qualifier(self, definition_node: Any, source: bytes) -> str | None:
         """A scope that is not an enclosing block (Go's method receiver). Default: none."""
