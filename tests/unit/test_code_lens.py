@@ -8,24 +8,13 @@ import io
 import json
 import os
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
+from fixtures.code_tree import write_tree
 
 from relore.client import cli
 from relore.client.code import engine, index, registry
-
-
-def _write(root: Path, files: dict[str, str | bytes]) -> Path:
-    for rel, body in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(body, bytes):
-            path.write_bytes(body)
-        else:
-            path.write_text(textwrap.dedent(body))
-    return root
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -107,7 +96,7 @@ def test_map_ranks_a_class_other_files_import_above_a_parameter_repeated_everywh
             def path(self):
                 return "/"
     """
-    root = _write(tmp_path / "tree", {"app.py": app, **{f"h{i}.py": handler for i in range(4)}})
+    root = write_tree(tmp_path / "tree", {"app.py": app, **{f"h{i}.py": handler for i in range(4)}})
     page = index.repo_map(str(root), env)
     by_name = {e["name"]: e for e in page["entries"]}
     assert _names(page)[0] == "App"
@@ -118,7 +107,7 @@ def test_map_ranks_a_class_other_files_import_above_a_parameter_repeated_everywh
 
 
 def test_map_splits_a_shared_name_among_its_definitions_and_excludes_dunders(tmp_path, env):
-    root = _write(tmp_path / "tree", RANKED)
+    root = write_tree(tmp_path / "tree", RANKED)
     page = index.repo_map(str(root), env)
     by_name = {e["name"]: e for e in page["entries"]}
     assert by_name["info"]["kinds"] == {"method": 3}
@@ -136,7 +125,7 @@ def test_map_splits_a_shared_name_among_its_definitions_and_excludes_dunders(tmp
 def test_map_leaves_out_a_name_defined_in_nearly_every_file_and_says_so(tmp_path, env):
     files = {f"m{i}.py": f"def run():\n    pass\n\ndef only_{i}():\n    run()\n" for i in range(8)}
     files["main.py"] = "from m0 import run, only_0\nrun()\nonly_0()\n"
-    root = _write(tmp_path / "tree", files)
+    root = write_tree(tmp_path / "tree", files)
     page = index.repo_map(str(root), env)
     assert "run" not in _names(page)
     assert page["everywhere_excluded"] == {"names": 1, "definitions": 8, "more_files_than": 5}
@@ -152,7 +141,7 @@ def test_map_focus_ranks_the_tree_as_seen_from_the_named_path(tmp_path, env, cap
         "a/x.py": "from lib.alpha import Alpha\nAlpha()\n",
         **{f"b/y{i}.py": "from lib.beta import Beta\nBeta()\n" for i in range(3)},
     }
-    root = _write(tmp_path / "tree", files)
+    root = write_tree(tmp_path / "tree", files)
     assert _names(index.repo_map(str(root), env))[:2] == ["Beta", "Alpha"]
     seen_from_a = index.repo_map(str(root), env, focus=[str(root / "a")])
     assert _names(seen_from_a)[0] == "Alpha" and seen_from_a["focus"] == [str(root / "a")]
@@ -169,7 +158,7 @@ def test_map_takes_no_builtin_spelling_for_a_use_of_the_trees_definition(tmp_pat
     coll = "class Bag:\n    def append(self, x):\n        pass\n\ndef len(x):\n    pass\n\n"
     coll += "def helper():\n    pass\n"
     user = "from coll import helper\nxs = []\n" + "xs.append(1)\nlen(xs)\n" * 20 + "helper()\n"
-    root = _write(tmp_path / "tree", {"coll.py": coll, **{f"u{i}.py": user for i in range(3)}})
+    root = write_tree(tmp_path / "tree", {"coll.py": coll, **{f"u{i}.py": user for i in range(3)}})
     page = index.repo_map(str(root), env)
     by_name = {e["name"]: e for e in page["entries"]}
     assert _names(page)[0] == "helper"
@@ -181,7 +170,7 @@ def test_map_gives_nothing_to_a_function_defined_inside_another(tmp_path, env):
     util += "def real():\n    pass\n"
     user = "from util import real\n\ndef go(callback=None):\n"
     user += "    callback()\n    callback()\n    real()\n"
-    root = _write(tmp_path / "tree", {"util.py": util, **{f"m{i}.py": user for i in range(3)}})
+    root = write_tree(tmp_path / "tree", {"util.py": util, **{f"m{i}.py": user for i in range(3)}})
     page = index.repo_map(str(root), env)
     by_name = {e["name"]: e for e in page["entries"]}
     assert _names(page)[0] == "real"
@@ -191,7 +180,7 @@ def test_map_gives_nothing_to_a_function_defined_inside_another(tmp_path, env):
 def test_map_counts_what_other_files_use_not_what_a_file_uses_of_itself(tmp_path, env):
     big = "def busy():\n    pass\n\n" + "busy()\n" * 30 + "\ndef shared():\n    pass\n"
     user = "from big import shared\nshared()\n"
-    root = _write(tmp_path / "tree", {"big.py": big, "u1.py": user, "u2.py": user})
+    root = write_tree(tmp_path / "tree", {"big.py": big, "u1.py": user, "u2.py": user})
     page = index.repo_map(str(root), env)
     assert _names(page) == ["shared", "busy"]
     assert page["entries"][1]["score"] == 0
@@ -203,7 +192,7 @@ def test_map_starts_half_its_walks_at_the_package_entry_file(tmp_path, env):
         "pkg/core.py": "class Public:\n    pass\n\nclass Internal:\n    pass\n",
         **{f"pkg/m{i}.py": "from pkg.core import Internal\nInternal()\n" for i in range(2)},
     }
-    root = _write(tmp_path / "tree", files)
+    root = write_tree(tmp_path / "tree", files)
     page = index.repo_map(str(root), env)
     assert page["entry_files"] == [str(root / "pkg" / "__init__.py")]
     assert _names(page)[:2] == ["Public", "Internal"]
@@ -212,7 +201,7 @@ def test_map_starts_half_its_walks_at_the_package_entry_file(tmp_path, env):
 
 def test_map_is_capped_and_says_what_it_left_out(tmp_path, env):
     body = "".join(f"def f{i}():\n    return f{i}\n\n" for i in range(45))
-    root = _write(tmp_path / "tree", {"many.py": body})
+    root = write_tree(tmp_path / "tree", {"many.py": body})
     page = index.repo_map(str(root), env)
     assert (page["returned"], page["total"], page["left_out"]) == (40, 45, 5)
     text = cli.render.map_page(page)
@@ -238,7 +227,7 @@ def test_one_identifier_matched_by_several_patterns_is_one_row():
 
 def test_refs_caps_rows_and_counts_every_kind(tmp_path, env, capsys):
     body = "def target():\n    pass\n\n" + "target()\n" * 40 + "x = target\n" * 19
-    root = _write(tmp_path / "tree", {"m.py": body})
+    root = write_tree(tmp_path / "tree", {"m.py": body})
     page = index.refs("target", str(root), env)
     assert page["counts"] == {"definition": 1, "call": 40, "attribute": 0, "name": 19}
     assert (page["returned"], page["total"], page["left_out"]) == (50, 60, 10)
@@ -254,7 +243,7 @@ def test_refs_caps_rows_and_counts_every_kind(tmp_path, env, capsys):
 
 
 def test_every_verb_mirrors_its_page_in_json(tmp_path, env):
-    root = _write(tmp_path / "tree", RANKED)
+    root = write_tree(tmp_path / "tree", RANKED)
     for argv, fields in (
         (["map", str(root)], {"returned", "total", "entries", "dunders_excluded", "files"}),
         (["defs", "info", "--path", str(root)], {"returned", "total", "definitions", "kinds"}),
@@ -270,7 +259,7 @@ def test_every_verb_mirrors_its_page_in_json(tmp_path, env):
 
 
 def test_no_match_is_an_empty_page_at_exit_zero(tmp_path, env):
-    root = _write(tmp_path / "tree", RANKED)
+    root = write_tree(tmp_path / "tree", RANKED)
     code, out, _ = _run(["refs", "nowhere_at_all", "--path", str(root)], env)
     assert code == cli.ExitStatus.OK
     assert "0 of 0" in out and "no occurrence" in out
@@ -291,7 +280,7 @@ def _without_grammars(monkeypatch, names: set[str] | None = None):
 
 
 def test_no_importable_grammar_is_an_error_naming_the_install_line(tmp_path, env, monkeypatch):
-    root = _write(tmp_path / "tree", RANKED)
+    root = write_tree(tmp_path / "tree", RANKED)
     _without_grammars(monkeypatch)
     with pytest.raises(registry.GrammarMissing, match=r"pip install 'relore\[code\]'"):
         registry.require_any()
@@ -304,20 +293,20 @@ def test_no_importable_grammar_is_an_error_naming_the_install_line(tmp_path, env
 def test_a_tree_whose_only_language_has_no_grammar_is_an_error_not_empty(
     tmp_path, env, monkeypatch
 ):
-    root = _write(tmp_path / "tree", RANKED)
+    root = write_tree(tmp_path / "tree", RANKED)
     _without_grammars(monkeypatch, {"python"})
     code, out, err = _run(["map", str(root)], env)
     assert code == cli.ExitStatus.ERROR and out == ""
     assert "2 python files" in err and "pip install 'relore[code]'" in err
     # a mixed tree answers for what it can read and names what it could not
-    _write(root, {"web.js": "function helper() {}\n"})
+    write_tree(root, {"web.js": "function helper() {}\n"})
     page = index.repo_map(str(root), env)
     assert page["files"]["no_grammar"] == {"python": 2}
     assert "2 python not read: no grammar" in cli.render.map_page(page)
 
 
 def test_a_repeat_call_on_an_unchanged_tree_parses_nothing(tmp_path, env):
-    root = _write(tmp_path / "tree", RANKED)
+    root = write_tree(tmp_path / "tree", RANKED)
     first = index.repo_map(str(root), env)
     assert (first["files"]["parsed"], first["files"]["from_cache"]) == (2, 0)
     before = engine.parses
@@ -336,14 +325,14 @@ def test_a_repeat_call_on_an_unchanged_tree_parses_nothing(tmp_path, env):
 
 
 def test_refs_parses_only_files_that_contain_the_name(tmp_path, env):
-    root = _write(tmp_path / "tree", {"a.py": "def needle(): pass\n", "b.py": "x = 1\n"})
+    root = write_tree(tmp_path / "tree", {"a.py": "def needle(): pass\n", "b.py": "x = 1\n"})
     page = index.refs("needle", str(root), env)
     assert (page["files"]["parsed"], page["files"]["without_name"]) == (1, 1)
     assert page["files"]["source_files"] == 2
 
 
 def test_the_lens_writes_nothing_into_the_tree(tmp_path, env):
-    root = _write(tmp_path / "tree", {**RANKED, ".gitignore": "ignored/\n"})
+    root = write_tree(tmp_path / "tree", {**RANKED, ".gitignore": "ignored/\n"})
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run(["git", "-C", str(root), "add", "."], check=True)
     status = subprocess.run(
@@ -371,7 +360,7 @@ def test_the_default_cache_is_under_xdg_or_home_never_the_tree(tmp_path):
 
 
 def test_the_walk_skips_vendored_ignored_huge_and_binary_files(tmp_path, env):
-    root = _write(
+    root = write_tree(
         tmp_path / "tree",
         {
             "pkg/keep.py": "def kept(): pass\n",
@@ -399,7 +388,7 @@ def test_the_walk_skips_vendored_ignored_huge_and_binary_files(tmp_path, env):
 
 
 def test_build_output_is_skipped_beside_a_manifest_and_read_elsewhere(tmp_path, env):
-    root = _write(
+    root = write_tree(
         tmp_path / "tree",
         {
             "proj/pyproject.toml": "",
@@ -412,7 +401,9 @@ def test_build_output_is_skipped_beside_a_manifest_and_read_elsewhere(tmp_path, 
 
 
 def test_a_subdirectory_shares_the_roots_cache_and_prints_paths_as_given(tmp_path, env):
-    root = _write(tmp_path / "tree", {"a/x.py": "def fa(): pass\n", "b/y.py": "def fb(): pass\n"})
+    root = write_tree(
+        tmp_path / "tree", {"a/x.py": "def fa(): pass\n", "b/y.py": "def fb(): pass\n"}
+    )
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     whole = index.repo_map(str(root), env)
     part = index.repo_map(str(root / "a"), env)
@@ -423,7 +414,7 @@ def test_a_subdirectory_shares_the_roots_cache_and_prints_paths_as_given(tmp_pat
 
 
 def test_a_path_named_inside_an_ignored_directory_is_read(tmp_path, env):
-    root = _write(
+    root = write_tree(
         tmp_path / "tree",
         {".gitignore": ".venv/\n", ".venv/lib/site/mod.py": "def wanted(): pass\n"},
     )
@@ -435,7 +426,7 @@ def test_a_path_named_inside_an_ignored_directory_is_read(tmp_path, env):
 
 
 def test_defs_and_refs_take_the_tree_as_a_positional_like_map(tmp_path, env):
-    root = _write(tmp_path / "tree", RANKED)
+    root = write_tree(tmp_path / "tree", RANKED)
     for verb in ("defs", "refs"):
         code, positional, err = _run([verb, "info", str(root), "--json"], env)
         assert code == cli.ExitStatus.OK, err
@@ -452,7 +443,7 @@ def test_defs_and_refs_take_the_tree_as_a_positional_like_map(tmp_path, env):
 
 def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(tmp_path, env):
     # stat-only revalidation: the inode tells a replaced file from the one cached
-    root = _write(tmp_path / "tree", {"m.py": "def alpha():\n    pass\n"})
+    root = write_tree(tmp_path / "tree", {"m.py": "def alpha():\n    pass\n"})
     assert index.defs("alpha", str(root), env)["total"] == 1
     old = (root / "m.py").stat()
     (tmp_path / "new.py").write_text("def omega():\n    pass\n")  # same length
@@ -487,7 +478,7 @@ class _Opens:
 
 def test_a_repeat_refs_opens_no_file_that_cannot_hold_the_name(tmp_path, env, monkeypatch):
     files = {f"other{i}.py": f"def unrelated_{i}():\n    pass\n" for i in range(30)}
-    root = _write(tmp_path / "tree", {**files, "has.py": "def needle():\n    pass\n"})
+    root = write_tree(tmp_path / "tree", {**files, "has.py": "def needle():\n    pass\n"})
     first = index.refs("needle", str(root), env)
     assert (first["files"]["parsed"], first["files"]["without_name"]) == (1, 30)
     opens = _Opens(monkeypatch)
@@ -504,7 +495,7 @@ def test_a_repeat_refs_opens_no_file_that_cannot_hold_the_name(tmp_path, env, mo
 
 
 def test_refs_parses_no_file_where_the_name_is_only_part_of_a_longer_word(tmp_path, env):
-    root = _write(
+    root = write_tree(
         tmp_path / "tree",
         {"a.py": "parser = urlparse(x)\n# reparsed\n", "b.py": "parse(1)\n"},
     )
@@ -515,7 +506,7 @@ def test_refs_parses_no_file_where_the_name_is_only_part_of_a_longer_word(tmp_pa
 
 def test_defs_parses_no_python_file_that_only_uses_the_name(tmp_path, env):
     files = {f"use{i}.py": "from lib import target\ntarget()\n" for i in range(5)}
-    root = _write(tmp_path / "tree", {**files, "lib.py": "async def target():\n    pass\n"})
+    root = write_tree(tmp_path / "tree", {**files, "lib.py": "async def target():\n    pass\n"})
     page = index.defs("target", str(root), env)
     assert page["total"] == 1
     assert (page["files"]["parsed"], page["files"]["without_definition"]) == (1, 5)
@@ -526,7 +517,7 @@ def test_defs_parses_no_python_file_that_only_uses_the_name(tmp_path, env):
 
 
 def test_a_changed_file_is_answered_from_its_new_text_not_the_cached_names(tmp_path, env):
-    root = _write(tmp_path / "tree", {"m.py": "def needle():\n    pass\n", "n.py": "x = 1\n"})
+    root = write_tree(tmp_path / "tree", {"m.py": "def needle():\n    pass\n", "n.py": "x = 1\n"})
     assert index.refs("needle", str(root), env)["total"] == 1
     index.repo_map(str(root), env)
     (root / "m.py").write_text("def thread():\n    pass\n\n\nthread()\n")
@@ -537,7 +528,7 @@ def test_a_changed_file_is_answered_from_its_new_text_not_the_cached_names(tmp_p
 
 
 def test_a_cache_whose_records_are_gone_is_read_again(tmp_path, env):
-    root = _write(tmp_path / "tree", RANKED)
+    root = write_tree(tmp_path / "tree", RANKED)
     first = index.repo_map(str(root), env)
     for segment in Path(first["files"]["cache"]).glob("seg-*.marshal"):
         segment.unlink()
@@ -555,7 +546,7 @@ def test_a_cold_scan_on_several_processes_gives_what_one_process_gives(tmp_path,
     )
     files = {f"pkg/m{i:03d}.py": body.format(i=i) for i in range(index.POOL_MIN_FILES + 6)}
     files["lib.py"] = "def shared(x):\n    return x\n"
-    root = _write(tmp_path / "tree", files)
+    root = write_tree(tmp_path / "tree", files)
     before = engine.parses
     several = index.scan(str(root), env, workers=2, occurrences=True)
     assert several.files["workers"] == 2 and several.files["parsed"] == len(files)
@@ -584,7 +575,7 @@ def test_records_of_deleted_files_are_compacted_away(tmp_path, env, monkeypatch)
 
     monkeypatch.setattr(cache, "COMPACT_BYTES", 0)
     files = {f"m{i}.py": f"def f{i}():\n    pass\n\n\nf{i}()\n" * 20 for i in range(10)}
-    root = _write(tmp_path / "tree", files)
+    root = write_tree(tmp_path / "tree", files)
     first = index.repo_map(str(root), env)
     where = Path(first["files"]["cache"])
     (segment,) = where.glob("seg-*.marshal")
@@ -600,7 +591,7 @@ def test_records_of_deleted_files_are_compacted_away(tmp_path, env, monkeypatch)
 
 def test_a_cached_refs_gives_each_name_its_own_rows_beside_names_sharing_its_letters(tmp_path, env):
     body = "parse = parser = reparse = parse_x = 1\nparse(parser)\nx.parse\n"
-    root = _write(tmp_path / "tree", {"m.py": body})
+    root = write_tree(tmp_path / "tree", {"m.py": body})
     cold = {n: index.refs(n, str(root), env) for n in ("parse", "parser", "reparse", "parse_x")}
     assert [cold[n]["total"] for n in cold] == [3, 2, 1, 1]
     for name, page in cold.items():
@@ -613,7 +604,7 @@ def test_a_cached_refs_shows_each_rows_scope_and_finds_it_again_when_the_record_
     tmp_path, env
 ):
     body = "class K:\n    def go(self):\n        return needle()\n\n\ndef needle():\n    pass\n"
-    root = _write(tmp_path / "tree", {"m.py": body})
+    root = write_tree(tmp_path / "tree", {"m.py": body})
     cold = index.refs("needle", str(root), env)
     again = index.refs("needle", str(root), env)
     assert again["files"]["from_cache"] == 1

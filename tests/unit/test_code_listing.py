@@ -12,25 +12,17 @@ import marshal
 import os
 import stat
 import subprocess
-import textwrap
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from fixtures.code_tree import write_tree
 
 from relore.client.code import index, listing
 
 HOUR_NS = 3600 * 1_000_000_000
 SAID_BY_THE_CACHE = ("parsed", "from_cache", "cache")
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, body in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(body))
-    return root
 
 
 def _age(root: Path) -> None:
@@ -68,7 +60,7 @@ def env(tmp_path):
 
 @pytest.fixture
 def tree(tmp_path):
-    root = _write(
+    root = write_tree(
         tmp_path / "tree",
         {
             "top.py": "def top():\n    pass\n",
@@ -93,7 +85,7 @@ def test_an_unchanged_directory_is_not_listed_again(tree, env, monkeypatch):
 
 
 def test_a_kept_listing_gives_the_page_a_fresh_walk_gives(tree, env, tmp_path, monkeypatch):
-    _write(
+    write_tree(
         tree,
         {
             "node_modules/lib/x.js": "function vendored() {}\n",
@@ -158,7 +150,7 @@ def test_a_file_changed_in_a_listed_directory_is_read_again(tree, env):
 
 def test_a_directory_added_under_a_listed_directory_is_walked(tree, env):
     assert _defined(tree, env, "delta") == []
-    _write(tree, {"pkg/new/deeper/d.py": "def delta():\n    pass\n"})
+    write_tree(tree, {"pkg/new/deeper/d.py": "def delta():\n    pass\n"})
     assert _defined(tree, env, "delta") == ["pkg/new/deeper/d.py"]
 
 
@@ -181,7 +173,7 @@ def test_a_directory_replaced_by_another_with_the_same_mtime_is_listed_again(tre
     assert _defined(tree, env, "beta") == ["pkg/sub/b.py"]
     old = (tree / "pkg" / "sub").stat()
     os.rename(tree / "pkg" / "sub", tmp_path / "gone")
-    _write(tree, {"pkg/sub/e.py": "def epsilon():\n    pass\n"})
+    write_tree(tree, {"pkg/sub/e.py": "def epsilon():\n    pass\n"})
     os.utime(tree / "pkg" / "sub", ns=(old.st_atime_ns, old.st_mtime_ns))
     assert (tree / "pkg" / "sub").stat().st_mtime_ns == old.st_mtime_ns
     assert _defined(tree, env, "beta") == []
@@ -228,7 +220,7 @@ def test_a_change_within_the_listings_mtime_tick_is_seen(tree, env, monkeypatch)
 
 
 def test_a_manifest_added_beside_build_output_skips_it_on_the_next_run(tree, env):
-    _write(tree, {"proj/build/lib/copy.py": "def copied():\n    pass\n"})
+    write_tree(tree, {"proj/build/lib/copy.py": "def copied():\n    pass\n"})
     _age(tree)
     assert _defined(tree, env, "copied") == ["proj/build/lib/copy.py"]
     (tree / "proj" / "pyproject.toml").write_text("")

@@ -8,22 +8,14 @@ huge ``__all__``, names nothing defines, ``__all__`` in every file, star imports
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
+from fixtures.code_tree import write_tree
 
 from relore.client.code import engine, index, registry
 from relore.client.code.providers.base import MAX_EXPORTS
 
 EVERY = 100_000  # a page holding every name
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, body in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(body))
-    return root
 
 
 @pytest.fixture
@@ -135,7 +127,7 @@ def test_names_a_package_re_exports_with_a_star_import_lead_its_map(tmp_path, en
                 pass
         """,
     }
-    page = index.repo_map(str(_write(tmp_path / "tree", files)), env)
+    page = index.repo_map(str(write_tree(tmp_path / "tree", files)), env)
     by_name = _by_name(page)
     assert by_name["get"]["score"] > 0 and by_name["post"]["score"] > 0
     assert _names(page).index("get") < _names(page).index("Buffer")
@@ -166,7 +158,7 @@ def test_names_re_exported_as_themselves_outrank_what_one_internal_file_uses(tmp
                 pass
         """,
     }
-    page = index.repo_map(str(_write(tmp_path / "tree", files)), env)
+    page = index.repo_map(str(write_tree(tmp_path / "tree", files)), env)
     for name in ("group", "argument"):
         assert _names(page).index(name) < _names(page).index("Buffer"), _names(page)
     assert _by_name(page)["internal_only"]["score"] == 0
@@ -191,7 +183,7 @@ def test_a_public_modules_all_is_declared_by_its_package(tmp_path, env):
         """,
         "pkg/_hidden.py": '__all__ = ["Hidden"]\n\n\nclass Hidden:\n    pass\n',
     }
-    page = index.repo_map(str(_write(tmp_path / "tree", files)), env)
+    page = index.repo_map(str(write_tree(tmp_path / "tree", files)), env)
     by_name = _by_name(page)
     assert by_name["JSONResponse"]["score"] > 0
     assert _names(page).index("JSONResponse") < _names(page).index("Buffer")
@@ -203,8 +195,8 @@ def test_a_tree_without_a_package_init_ranks_as_before_whatever_its_all_says(tmp
     plain["cli.py"] = "def main():\n    pass\n"
     declared = dict(plain)
     declared["cli.py"] = '__all__ = ["main", "Buffer"]\n\n\ndef main():\n    pass\n'
-    before = index.repo_map(str(_write(tmp_path / "plain", plain)), env)
-    after = index.repo_map(str(_write(tmp_path / "declared", declared)), env)
+    before = index.repo_map(str(write_tree(tmp_path / "plain", plain)), env)
+    after = index.repo_map(str(write_tree(tmp_path / "declared", declared)), env)
     assert [(e["name"], e["score"]) for e in after["entries"]] == [
         (e["name"], e["score"]) for e in before["entries"]
     ]
@@ -220,7 +212,7 @@ def test_a_huge_all_list_does_not_outrank_the_packages_own_references(tmp_path, 
         "pkg/__init__.py": "from .junk import *\nfrom .engine import Engine as Engine\n",
         "pkg/junk.py": junk,
     }
-    root = _write(tmp_path / "tree", files)
+    root = write_tree(tmp_path / "tree", files)
     page = index.repo_map(str(root), env, limit=EVERY)
     by_name = _by_name(page)
     assert _names(page)[0] == "Engine"
@@ -240,7 +232,7 @@ def test_all_in_every_file_lets_no_file_dominate(tmp_path, env):
     files["pkg/__init__.py"] = "from .engine import Engine as Engine\n"
     files["pkg/wire.py"] = files["pkg/wire.py"].replace("['part']", "['wire']")
     files["pkg/lone.py"] = '__all__ = ["Lone"]\n\n\nclass Lone:\n    pass\n'
-    page = index.repo_map(str(_write(tmp_path / "tree", files)), env)
+    page = index.repo_map(str(write_tree(tmp_path / "tree", files)), env)
     names = _names(page)
     assert names[0] == "Engine"
     assert page["entries"][names.index("Lone")]["score"] < page["entries"][0]["score"] / 2
@@ -258,7 +250,7 @@ def test_star_imports_in_a_cycle_resolve_once_and_stay_bounded(tmp_path, env, mo
         listed = f"__all__ = {names!r}\n" if i % 2 else ""
         defs = "".join(f"def {n}():\n    pass\n" for n in names[:5])
         files[f"pkg/m{i}.py"] = others + listed + defs
-    root = _write(tmp_path / "tree", files)
+    root = write_tree(tmp_path / "tree", files)
     python = registry.by_name("python")
     looked_up = []
     real = python.module_files
