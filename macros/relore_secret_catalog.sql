@@ -904,28 +904,32 @@ entries:
 {%- endmacro %}
 
 {#-
-    The necessary condition of some entries, as a SQL boolean over `input`: it holds one of
-    their keywords (one case-insensitive match) or matches one of their guards (each as
-    written). Text failing it cannot change under those entries' rules
+    The necessary condition of some entries, as a SQL boolean: the lower-cased text `folded`
+    holds one of their keywords (strpos, each a literal) or `input` matches one of their
+    guards (each as written). Text failing it cannot change under those entries' rules
     (assert_redaction_catalog redacts every example, so a keyword or guard that misses its
-    own example fails it).
+    own example fails it). strpos over a lower-cased copy, not one case-insensitive regex:
+    PostgreSQL's regex reads a character in ~0.2 us under a twenty-word alternation, and
+    the regex cache (32 patterns) evicts the entries' own patterns; a keyword's strpos is a
+    byte search. lower() folds at least what `~*` does, so the condition only widens, and an
+    entry's own keywords are tested on the same folded text.
 -#}
-{% macro relore_secret_prefilter(entries, input) -%}
+{% macro relore_secret_prefilter(entries, folded, input) -%}
     {%- set keywords = [] -%}
     {%- set guards = [] -%}
     {%- for entry in entries -%}
         {%- for keyword in entry['keywords'] -%}
-            {%- set escaped = keyword | replace('.', '\\.') -%}
-            {%- if escaped not in keywords -%}{%- do keywords.append(escaped) -%}{%- endif -%}
+            {%- if keyword not in keywords -%}{%- do keywords.append(keyword) -%}{%- endif -%}
         {%- endfor -%}
         {%- if entry['guard'] and entry['guard'] not in guards -%}
             {%- do guards.append(entry['guard']) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- set tests = [] -%}
-    {%- if keywords -%}
-        {%- do tests.append(input ~ " ~* '" ~ (keywords | join('|') | replace("'", "''")) ~ "'") -%}
-    {%- endif -%}
+    {%- for keyword in keywords -%}
+        {%- set literal = keyword | replace("'", "''") -%}
+        {%- do tests.append("strpos(" ~ folded ~ ", '" ~ literal ~ "') > 0") -%}
+    {%- endfor -%}
     {%- for guard in guards -%}
         {%- do tests.append(input ~ " ~ '" ~ (guard | replace("'", "''")) ~ "'") -%}
     {%- endfor -%}

@@ -6,22 +6,23 @@
 {% macro relore_redaction_functions(s) -%}
 -- Redaction: the catalog (macros/relore_secret_catalog.sql) as one function. Its entries
 -- run in order, in buckets: a bucket runs only when the text holds one of its entries'
--- keywords (one case-insensitive match per bucket: PostgreSQL's regex cost grows faster than
--- the number of words, so several matches of twenty words cost less than one of a hundred
--- and fifty, and far less than as many strpos calls) or matches a guard, and an entry of
--- the bucket only when the text holds one of its own. Most text runs no replacement.
+-- keywords (strpos over one lower-cased copy, folded again only after a bucket replaced
+-- something) or matches a guard, and an entry of the bucket only when the text holds one of
+-- its own. Most text runs no replacement and no regular expression but the guards. Strict:
+-- a null (a comment's absent path or hunk) is answered without a call.
 create or replace function {{ s }}.relore_redact(input text) returns text
-language plpgsql immutable parallel safe as $fn$
+language plpgsql immutable strict parallel safe as $fn$
 declare
     folded text;
     output text := input;
+    replaced boolean := true;
 begin
-    if input is null then
-        return null;
-    end if;
     {% for bucket in relore_secret_catalog() | batch(relore_secret_bucket_size()) -%}
-    if {{ relore_secret_prefilter(bucket, 'output') }} then
+    if replaced then
         folded := lower(output);
+        replaced := false;
+    end if;
+    if {{ relore_secret_prefilter(bucket, 'folded', 'output') }} then
         {% for entry in bucket -%}
         -- {{ entry['kind'] }}{{ ': ' ~ entry['note'] if entry['note'] }}
         if {% if entry['guard'] -%}
@@ -35,6 +36,7 @@ begin
                 output, '{{ entry['pattern'] | replace("'", "''") }}',
                 '{{ entry['replace'] | replace("'", "''") }}', '{{ entry['flags'] }}'
             );
+            replaced := true;
         end if;
         {% endfor -%}
     end if;
