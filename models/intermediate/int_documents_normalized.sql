@@ -16,6 +16,11 @@
 -- filter through every step below down to the staging scans, so keep each step pushable: a
 -- window partitioned by both, no aggregate or DISTINCT outside a lateral subquery, every
 -- input read once (or `not materialized`); else an incremental build derives every thread.
+--
+-- On a full build every costly call (the redactions, the chunks, markdown_to_text, the
+-- search vector) happens below the one window, in the parallel workers: above a window
+-- Postgres runs everything in the leader alone. Keep them below it, and keep every join
+-- parallel-safe (a correlated subquery is not: machine accounts are joined as a set).
 with
 
 -- read twice (as the opening post and as every document's thread head): not materialized,
@@ -40,8 +45,14 @@ permissions as (
     select * from {{ ref('stg_ops__collaborator_permissions') }}
 ),
 
-machine_accounts as (
-    select * from {{ ref('machine_accounts') }}
+-- each listed login and the repositories it is a machine in, lower-cased ('' = all of them):
+-- not thread-keyed, so aggregating it leaves the thread filter's pushdown alone
+machine_logins as (
+    select
+        login,
+        array_agg(lower(coalesce(repo, ''))) as repos
+    from {{ ref('machine_accounts') }}
+    group by login
 ),
 
 sources as (
@@ -166,10 +177,12 @@ cleaned as (
             'sources.author_type',
             'sources.author_login',
             'sources.author_association',
-            'machine_account.is_machine_account',
+            "'' = any(machine_logins.repos) or lower(heads.repo) = any(machine_logins.repos)",
             'permissions.has_write'
         ) }} as trust_tier,
-        body.clean_markdown
+        body.clean_markdown,
+        anchor_path.redacted_path,
+        anchor_hunk.redacted_diff_hunk
     from sources
     inner join issues as heads
         on
@@ -179,57 +192,77 @@ cleaned as (
         on
             sources.repo_id = permissions.repo_id
             and sources.author_login = permissions.login
-    left join lateral (
-        select bool_or(true) as is_machine_account
-        from machine_accounts
-        where
-            machine_accounts.login = sources.author_login
-            and (
-                coalesce(machine_accounts.repo, '') = ''
-                or lower(machine_accounts.repo) = lower(heads.repo)
-            )
-    ) as machine_account on true
-    -- redacted once here, as a function in FROM: the three uses of clean_markdown below
-    -- read its one value, where an expression in the select list, inlined into each use,
-    -- called relore_redact three times (the body's redaction is most of a full build)
-    cross join lateral {{ relore_fn('redact') }}(
-        regexp_replace(replace(sources.body, chr(13), ''), '<!--.*?-->', '', 'g')
-    ) as body (clean_markdown)
+    left join machine_logins on sources.author_login = machine_logins.login
+    -- each redacted once, as a function in FROM: an expression in the select list is
+    -- inlined into every use, and the body's three uses below called relore_redact three
+    -- times (the body's redaction is most of a full build)
+    cross join
+        lateral {{ relore_fn('redact') }}(
+            regexp_replace(replace(sources.body, chr(13), ''), '<!--.*?-->', '', 'g')
+        ) as body (clean_markdown)
+    cross join lateral {{ relore_fn('redact') }}(sources.path) as anchor_path (redacted_path)
+    cross join lateral {{ relore_fn('redact') }}(sources.diff_hunk) as anchor_hunk (
+        redacted_diff_hunk
+    )
 ),
 
+-- Every step here is a function in FROM, never a subquery: a lateral subquery takes its
+-- outer row as a parameter, and Postgres runs no such plan in a parallel worker. And a
+-- function in FROM is called once a row, where an expression in the select list is inlined
+-- into every use of its column (the title's into the window and the search vector twice).
 chunked as (
     select
         cleaned.*,
-        body_chunk.chunk_index,
-        body_chunk.chunk
+        cut.chunk_index,
+        cut.chunk,
+        coalesce(rejoined.body_text, text_form.body_text, '') as body_text,
+        opening.opening_title,
+        -- what a document says, for the search vector (the title's part is added above the
+        -- window, on the one document that carries it)
+        setweight(
+            to_tsvector('english', coalesce(rejoined.body_text, text_form.body_text, '')), 'B'
+        )
+        || setweight(to_tsvector('simple', coalesce(cleaned.redacted_path, '')), 'C')
+        -- the code a review comment is anchored to: its identifiers are how a reader names
+        -- what was discussed (the hunk is stored redacted, as GitHub sent it)
+        || setweight(to_tsvector('english', coalesce(cleaned.redacted_diff_hunk, '')), 'D')
+            as body_vector
     from cleaned
-    cross join lateral (
-        select
-            pieces.chunk_index,
-            pieces.chunk
-        from
-            {{ relore_fn('chunks') }}(
-                cleaned.clean_markdown, {{ var('relore_chunk_chars', 1500) }}
-            ) as pieces
-        where btrim(coalesce(cleaned.clean_markdown, '')) != ''
-        union all
-        -- an opening post with no body still carries its thread's title (the only
-        -- document that does): one empty chunk, so a thread titled with its error stays
-        -- findable. (cleaned is read once: a second read would materialize it, and the
-        -- documents mart's thread filter would no longer reach the staging scans.)
-        select
-            0 as chunk_index,
-            '' as chunk
-        where
-            cleaned.document_kind = 'opening_post'
-            and btrim(coalesce(cleaned.clean_markdown, '')) = ''
-    ) as body_chunk
+    -- A blank body is no document, but an opening post with no body still carries its
+    -- thread's title (the only document that does): one empty chunk, so a thread titled with
+    -- its error stays findable.
+    cross join
+        lateral {{ relore_fn('chunks') }}(
+            case
+                when btrim(coalesce(cleaned.clean_markdown, '')) != '' then cleaned.clean_markdown
+                when cleaned.document_kind = 'opening_post' then ''
+            end,
+            {{ var('relore_chunk_chars', 1500) }}
+        ) as cut
+    cross join lateral {{ relore_fn('markdown_to_text') }}(cut.chunk) as text_form (body_text)
+    -- redacted again where markdown_to_text changed the chunk: removing tags, backticks and
+    -- link targets can join what they split. An unchanged chunk is redacted text already,
+    -- and relore_redact is strict: a null is no call.
+    cross join
+        lateral {{ relore_fn('redact') }}(
+            nullif(text_form.body_text, cut.chunk)
+        ) as rejoined (body_text)
+    -- the thread's title, redacted once per thread: on its opening post's first chunk, which
+    -- every thread has (null elsewhere: no call); the window below gives it to the thread's
+    -- other documents
+    cross join lateral {{ relore_fn('redact') }}(
+        case
+            when cleaned.document_kind = 'opening_post' and cut.chunk_index = 0
+                then cleaned.unredacted_title
+        end
+    ) as opening (opening_title)
 ),
 
--- The window is also a fence: Postgres never inlines a step holding one into the next, so
--- content_hash below reads each redacted value instead of calling relore_redact again. Its
--- partition holds repo_id and thread_number, so the documents mart's filter on them still
--- passes (to a window's partition columns only) down to the staging scans.
+-- The windows: each document's chunk count, and the thread's title for every document of
+-- the thread. Their partitions hold repo_id and thread_number, so the documents mart's
+-- filter on them still passes (to a window's partition columns only) down to the staging
+-- scans. Only cheap work is left above
+-- it: that runs in the leader.
 derived as (
     select
         repo_id,
@@ -251,35 +284,32 @@ derived as (
         author_type,
         author_association,
         trust_tier,
-        -- the thread's title, redacted once per thread (on its opening post's first chunk,
-        -- which every thread has) rather than once per document
-        max(
-            case
-                when document_kind = 'opening_post' and chunk_index = 0
-                    then {{ relore_fn('redact') }}(unredacted_title)
-            end
-        ) over (partition by repo_id, thread_number) as title,
+        max(opening_title) over (partition by repo_id, thread_number) as title,
         chunk as body_markdown,
-        -- redacted again: markdown_to_text joins what tags, backticks and links split
-        coalesce(
-            {{ relore_fn('redact') }}({{ relore_fn('markdown_to_text') }}(chunk)), ''
-        ) as body_text,
+        body_text,
         url,
         created_at,
         updated_at,
-        {{ relore_fn('redact') }}(path) as path,
+        redacted_path as path,
         line,
         original_line,
         start_line,
         side,
         commit_id,
         original_commit_id,
-        {{ relore_fn('redact') }}(diff_hunk) as diff_hunk,
+        redacted_diff_hunk as diff_hunk,
         in_reply_to_id,
         review_id,
         review_state,
         is_gone as is_deleted,
-        source_loaded_at
+        source_loaded_at,
+        -- the title is the thread's own words: only its opening post (first chunk) carries
+        -- them, so a reply matches on what it says, never through the thread's title
+        case
+            when opening_title is not null
+                then setweight(to_tsvector('english', opening_title), 'A') || body_vector
+            else body_vector
+        end as search_vector
     from chunked
 ),
 
@@ -287,8 +317,8 @@ derived as (
 -- changes a tier, not a byte) and source_loaded_at
 final as (
     select
-    {%- for column in document_columns() %}
-        {%- if column == 'content_hash' %}
+        {%- for column in document_columns() %}
+            {%- if column == 'content_hash' %}
                 md5(
                     jsonb_build_array(
                         {%- for hashed in document_columns()
@@ -297,10 +327,11 @@ final as (
                         {%- endfor %}
                     )::text
                 ) as content_hash,
-        {%- else %}
+            {%- else %}
                 {{ column }}{{ ',' if not loop.last }}
-        {%- endif %}
-    {%- endfor %}
+            {%- endif %}
+        {%- endfor %},
+        search_vector
     from derived
 )
 

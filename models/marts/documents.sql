@@ -163,11 +163,12 @@ with
                 {%- if column == 'is_deleted' %}
                     true as is_deleted,
                 {%- elif column == 'source_loaded_at' %}
-                    greatest(in_mart.source_loaded_at, scope.changed_at) as source_loaded_at
+                    greatest(in_mart.source_loaded_at, scope.changed_at) as source_loaded_at,
                 {%- else %}
                     in_mart.{{ column }},
                 {%- endif %}
             {%- endfor %}
+            in_mart.search_vector
         from {{ this }} as in_mart
         inner join scope
             on
@@ -196,37 +197,30 @@ with
 {%- endif %}
 
 -- A deleted document keeps its keys and flag, never its text: what someone deleted on
--- GitHub (a pasted credential, spam) stays only in raw's history, out of every read.
+-- GitHub (a pasted credential, spam) stays only in raw's history, out of every read. Its
+-- search vector is what is left: the path it was anchored to.
 shown as (
     select
-    {%- for column in columns %}
+        {%- for column in columns %}
             {%- if column in ('body_markdown', 'body_text') %}
-                case when is_deleted then '' else {{ column }} end as {{ column }}
+                case when is_deleted then '' else {{ column }} end as {{ column }},
             {%- elif column in ('title', 'diff_hunk') %}
-                case when is_deleted then null else {{ column }} end as {{ column }}
+                case when is_deleted then null else {{ column }} end as {{ column }},
             {%- else %}
-                {{ column }}
-            {%- endif %}{{ ',' if not loop.last }}
-    {%- endfor %}
+                {{ column }},
+            {%- endif %}
+        {%- endfor %}
+        -- built in int_documents_normalized, below its window (in the parallel workers)
+        case
+            when is_deleted then setweight(to_tsvector('simple', coalesce(path, '')), 'C')
+            else search_vector
+        end as search_vector
     from written
 ),
 
 final as (
     select
-        {%- for column in columns %}
-            {{ column }},
-        {%- endfor %}
-        -- the title is the thread's own words: only its opening post (first chunk) carries
-        -- them, so a reply matches on what it says, never through the thread's title
-        setweight(to_tsvector('english', case
-            when document_kind = 'opening_post' and chunk_index = 0 then coalesce(title, '')
-            else ''
-        end), 'A')
-        || setweight(to_tsvector('english', body_text), 'B')
-        || setweight(to_tsvector('simple', coalesce(path, '')), 'C')
-        -- the code a review comment is anchored to: its identifiers are how a reader
-        -- names what was discussed (the hunk is stored redacted, as GitHub sent it)
-        || setweight(to_tsvector('english', coalesce(diff_hunk, '')), 'D') as search_vector,
+        *,
         -- when this row was last written (the build's transaction time): the search index
         -- refreshes the threads holding a document written after its mark
         current_timestamp as written_at
