@@ -44,8 +44,14 @@ language sql immutable parallel safe as $fn$
     select distinct
         coalesce(found[2], split_part(found[1], ':', 1)),
         {{ s }}.relore_error_normal_form(found[1])
+    -- every match holds Error, Exception or Warning: a body with none is not searched
     from regexp_matches(
-        coalesce(body, ''),
+        case
+            when strpos(body, 'Error') > 0 or strpos(body, 'Exception') > 0
+                or strpos(body, 'Warning') > 0
+                then body
+            else ''
+        end,
         '^[ \t]*(?:E[ \t]+)?(((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Z][A-Za-z0-9_]*(?:Error|Exception|Warning)))(?::[ \t].*|:)?|(?:Exception|Error): .*)$',
         'gn'
     ) as found

@@ -12,22 +12,26 @@ language sql immutable parallel safe as $fn$
             'closes' as kind,
             coalesce(nullif(m[2], ''), m[4]) as repo,
             coalesce(m[3], m[5]) as num
+        -- each search only where its anchor is (`#`, a github.com URL): most text has neither
         from regexp_matches(
-            coalesce(body, ''),
+            case
+                when strpos(body, '#') > 0 or strpos(lower(body), 'github.com') > 0 then body
+                else ''
+            end,
             '\m(close[sd]?|fix(?:e[sd])?|resolve[sd]?):?[ \t]+(?:([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?#([0-9]{1,9})|https?://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/(?:issues|pull)/([0-9]{1,9}))\M',
             'gi'
         ) as m
         union all
         select 'mentions', nullif(m[1], ''), m[2]
         from regexp_matches(
-            coalesce(body, ''),
+            case when strpos(body, '#') > 0 then body else '' end,
             '(?:^|[^A-Za-z0-9_/&#.-])((?:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?)#([0-9]{1,9})\M',
             'g'
         ) as m
         union all
         select 'mentions', m[1], m[2]
         from regexp_matches(
-            coalesce(body, ''),
+            case when strpos(body, 'github.com') > 0 then body else '' end,
             'https?://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/(?:issues|pull)/([0-9]{1,9})',
             'g'
         ) as m

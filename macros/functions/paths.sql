@@ -3,6 +3,15 @@
     The catalog of every function and its file: macros/functions/relore_functions.sql.
     `s` is the schema they are created in (relore_function_schema()).
 -#}
+{#- The extensions a prose path ends in, as one alternation. -#}
+{% macro prose_path_extensions() -%}
+    py|pyi|pyx|pxd|ipynb|js|jsx|ts|tsx|mjs|cjs|json|jsonl|yaml|yml|toml
+    {{- '|ini|cfg|conf|md|rst|txt|c|h|cc|cpp|cxx|hpp|hh|cu|cuh|rs|go|java|kt|scala|rb' -}}
+    {{- '|php|cs|swift|mm|sh|bash|zsh|ps1|bat|sql|html|htm|css|scss|vue|svelte|xml' -}}
+    {{- '|gradle|lock|proto|dart|lua|jl|pl|ex|exs|erl|hs|ml|clj|tf|mk|cmake|env|csv' -}}
+    {{- '|tsv|log|patch|diff|svg|png|jpg|jpeg|gif' -}}
+{%- endmacro %}
+
 {% macro relore_paths_functions(s) -%}
     create or replace function {{ s }}.relore_path_normal_form(path text) returns text
 language plpgsql immutable parallel safe as $fn$
@@ -51,11 +60,7 @@ language sql immutable parallel safe as $fn$
         token ~ '^/?[A-Za-z0-9_~@+-][A-Za-z0-9_.~@+/-]*$'
         and token !~ '^v?[0-9]+(\.[0-9]+)+([a-z]+[0-9]*)?$'
         and token !~* '^(www\.|([a-z0-9-]+\.)+(com|org|net|io|dev|ai|co|edu|gov|app|sh)(/|$))'
-        and token ~* ('\.(py|pyi|pyx|pxd|ipynb|js|jsx|ts|tsx|mjs|cjs|json|jsonl|yaml|yml|toml'
-            || '|ini|cfg|conf|md|rst|txt|c|h|cc|cpp|cxx|hpp|hh|cu|cuh|rs|go|java|kt|scala|rb'
-            || '|php|cs|swift|mm|sh|bash|zsh|ps1|bat|sql|html|htm|css|scss|vue|svelte|xml'
-            || '|gradle|lock|proto|dart|lua|jl|pl|ex|exs|erl|hs|ml|clj|tf|mk|cmake|env|csv'
-            || '|tsv|log|patch|diff|svg|png|jpg|jpeg|gif)$')
+        and token ~* '\.({{ prose_path_extensions() }})$'
         -- without a slash, one dot only: `a.b.c`, `os.path.join`, `torch.nn.py` are names
         and (token ~ '/' or token ~ '^[^.]+\.[^.]+$')
         and token !~ '\.\.',
@@ -63,19 +68,24 @@ language sql immutable parallel safe as $fn$
     )
 $fn$;
 
--- Every path relore_is_prose_path accepts ends in `.<extension>`, so a token without a dot
--- is never one: most words of prose are skipped before the normaliser runs (at 1.2 million
--- documents the mart spent minutes normalising every word, twice).
+-- Every path relore_is_prose_path accepts ends in `.<extension>` (the normaliser only cuts
+-- punctuation, `:line` and `#L..` after it), so only the words (runs between the separators)
+-- holding one at a word's end are candidates: one search finds them, where splitting every
+-- body into words and testing each cost most of the mart (at 1.2 million documents it once
+-- spent minutes normalising every word, twice).
 create or replace function {{ s }}.relore_prose_paths(body text) returns setof text
 language sql immutable parallel safe as $fn$
     select distinct normal.path
-    from regexp_split_to_table(coalesce(body, ''), '[[:space:]`"''(),;<>{}|*=]+') as token
+    from regexp_matches(
+        coalesce(body, ''),
+        '[^[:space:]`"''(),;<>{}|*=]*\.(?:{{ prose_path_extensions() }})\M[^[:space:]`"''(),;<>{}|*=]*',
+        'gi'
+    ) as found (word)
     cross join lateral (
-        select {{ s }}.relore_path_normal_form(token) as path offset 0
+        select {{ s }}.relore_path_normal_form(found.word[1]) as path offset 0
     ) as normal
     where
-        strpos(token, '.') > 0
-        and token !~ '://'
+        found.word[1] !~ '://'
         and {{ s }}.relore_is_prose_path(normal.path)
 $fn$;
 {%- endmacro %}

@@ -27,11 +27,16 @@ language sql immutable parallel safe as $fn$
     select distinct symbol
     from (
         select {{ s }}.relore_symbol_form(code[1]) as symbol
-        from regexp_matches(coalesce(markdown, ''), '`([^`\n]{2,120})`', 'g') as code
+        -- each search only where its anchor is (a backtick, `()`): most text has neither
+        from regexp_matches(
+            case when strpos(markdown, '`') > 0 then markdown else '' end,
+            '`([^`\n]{2,120})`',
+            'g'
+        ) as code
         union all
         select {{ s }}.relore_symbol_form(call[1] || '()')
         from regexp_matches(
-            coalesce(markdown, ''),
+            case when strpos(markdown, '()') > 0 then markdown else '' end,
             '(?:^|[^A-Za-z0-9_.`])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\(\)',
             'g'
         ) as call

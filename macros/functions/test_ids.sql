@@ -25,8 +25,9 @@ language sql immutable parallel safe as $fn$
         select
             bool_or(coalesce(node[1], '') in ('FAILED', 'ERROR')) as is_failed,
             {{ s }}.relore_test_id_form(node[2] || node[3] || coalesce(node[4], '')) as test_id
+        -- every node id holds `.py::`: a body without one is not searched
         from regexp_matches(
-            coalesce(body, ''),
+            case when strpos(body, '.py::') > 0 then body else '' end,
             '(?:(FAILED|ERROR|PASSED|XFAIL|XPASS|SKIPPED)[ \t]+)?((?:[A-Za-z]:)?[A-Za-z0-9_./\\-]*[A-Za-z0-9_]\.py)((?:::[A-Za-z_][A-Za-z0-9_]*)+)(\[[^]\n]*\])?',
             'g'
         ) as node
