@@ -35,32 +35,53 @@ begin
         select
             c.table_name::text as t,
             array_agg(c.column_name::text order by c.column_name) as columns,
+            array_agg(c.text_of order by c.column_name) as texts,
+            -- the joined pass reads a text column equal to the one before it (body_text is
+            -- often body_markdown word for word) as null: its value is read once
             array_agg(
-                format(
-                    case
-                        when c.data_type in ('text', 'character varying') then '%I'
-                        when c.data_type = 'ARRAY' then 'array_to_string(%I, chr(10))'
-                        else '(select string_agg(v #>> ''{}'', chr(10)) from'
-                            || ' jsonb_path_query(%I::jsonb, ''strict $.** ? (@.type() == "string")'')'
-                            || ' as v)'
-                    end,
-                    c.column_name
-                )
+                case
+                    when c.is_text and c.prior_is_text
+                        then format('nullif(%I, %I)', c.column_name, c.prior_name)
+                    else c.text_of
+                end
                 order by c.column_name
-            ) as texts,
+            ) as joined_texts,
             exists (
                 select from information_schema.tables as t
                 where
                     t.table_schema = c.table_schema and t.table_name = c.table_name
                     and t.table_type = 'BASE TABLE'
             ) as is_table
-        from information_schema.columns as c
-        where
-            c.table_schema = in_schema
-            and (
-                c.data_type in ('text', 'character varying', 'json', 'jsonb')
-                or (c.data_type = 'ARRAY' and c.udt_name in ('_text', '_varchar'))
-            )
+        from (
+            select
+                columns.table_schema,
+                columns.table_name,
+                columns.column_name,
+                format(
+                    case
+                        when columns.data_type in ('text', 'character varying') then '%I'
+                        when columns.data_type = 'ARRAY' then 'array_to_string(%I, chr(10))'
+                        else '(select string_agg(v #>> ''{}'', chr(10)) from'
+                            || ' jsonb_path_query(%I::jsonb, ''strict $.** ? (@.type() == "string")'')'
+                            || ' as v)'
+                    end,
+                    columns.column_name
+                ) as text_of,
+                columns.data_type in ('text', 'character varying') as is_text,
+                lag(columns.data_type in ('text', 'character varying')) over (
+                    partition by columns.table_name order by columns.column_name
+                ) as prior_is_text,
+                lag(columns.column_name::text) over (
+                    partition by columns.table_name order by columns.column_name
+                ) as prior_name
+            from information_schema.columns as columns
+            where
+                columns.table_schema = in_schema
+                and (
+                    columns.data_type in ('text', 'character varying', 'json', 'jsonb')
+                    or (columns.data_type = 'ARRAY' and columns.udt_name in ('_text', '_varchar'))
+                )
+        ) as c
         group by c.table_schema, c.table_name
         order by 1
     loop
@@ -74,7 +95,7 @@ begin
         end;
         execute format(
             'select count(*) filter (where {{ s }}.relore_has_secret(concat_ws(chr(10), '
-            || array_to_string(found.texts, ', ') || '))) from %I.%I' || newer,
+            || array_to_string(found.joined_texts, ', ') || '))) from %I.%I' || newer,
             in_schema, found.t
         ) into joined;
         if joined = 0 then
