@@ -70,13 +70,13 @@ def mart_writes(url: str) -> int:
     return int(row[0])
 
 
-def dbt_build(url: str, work: Path) -> dict:
+def dbt_build(url: str, work: Path, *, full_refresh: bool = False) -> dict:
     env = {**os.environ, "RELORE_DATABASE_URL": url}
     before = mart_writes(url)
     start = time.perf_counter()
     child = subprocess.Popen(
         [DBT, "build", "--quiet", "--target-path", str(work / "target"),
-         "--log-path", str(work / "logs")],
+         "--log-path", str(work / "logs"), *(["--full-refresh"] if full_refresh else [])],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
     output = child.stdout.read().decode()
