@@ -152,7 +152,7 @@ for owner, attribute, phase in (
     (listing, "_git_ignored", "git check-ignore"), (listing.Listings, "load", "listings load"),
     (cache.Store, "load", "index load"), (cache.Store, "holders", "name postings"),
     (index, "_from_cache", "stat + records"), (index, "scan", "scan"), (index, "refs", "refs"),
-    (cli.json, "dumps", "json"),
+    (json, "dumps", "json"),
 ):
     timed(owner, attribute, phase)
 began = time.perf_counter()

@@ -14,9 +14,8 @@ import marshal
 import os
 import re
 import stat
-from collections import Counter
-from collections.abc import Callable, Iterator
-from typing import NamedTuple
+from collections import Counter, namedtuple
+from collections.abc import Iterator
 
 from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP, cache, engine, records, registry
 from relore.client.code.listing import PathNotFound, Tree, walk
@@ -34,23 +33,23 @@ LOCATIONS_PER_NAME = 3
 TEXT_CHARS = 200
 
 
-class Read(NamedTuple):
-    """One source file as the verbs read it: ``counts`` for ``map``, ``occurrences`` (of the
-    name asked, or all) for ``refs``; None when not asked for."""
+# (collections' namedtuple, not typing's: typing stays unimported, a cached answer's start
+# counts)
+class Read(namedtuple("Read", "has_error definitions counts occurrences exports", defaults=[None])):
+    """One source file as the verbs read it: ``has_error`` (bool), ``definitions`` (list);
+    ``counts`` for ``map`` (name -> (bare references, references through an object)),
+    ``occurrences`` (of the name asked, or all) for ``refs``, None when not asked for;
+    ``exports``, what it declares public (``Provider.exports``), None by default."""
 
-    has_error: bool
-    definitions: list
-    counts: dict | None  # name -> (bare references, references through an object)
-    occurrences: dict | None
-    exports: tuple | None = None  # what it declares public (``Provider.exports``)
+    __slots__ = ()
 
 
-class Scan(NamedTuple):
-    tree: Tree
-    records: list[tuple[str, str, Read]]  # (relative path, language, record)
-    files: dict
-    # (relative path, language) -> the file's definitions, for a record read without them
-    definitions: Callable[[str, str], list]
+class Scan(namedtuple("Scan", "tree records files definitions")):
+    """``tree`` (``Tree``), ``records`` ([(relative path, language, ``Read``)]), ``files``
+    (the page's counts) and ``definitions``: (relative path, language) -> the file's
+    definitions, for a record read without them."""
+
+    __slots__ = ()
 
 
 class Stopped(RuntimeError):
