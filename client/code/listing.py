@@ -28,7 +28,6 @@ from __future__ import annotations
 import marshal
 import os
 import time
-from pathlib import Path
 
 from relore.client.code import cache, registry
 
@@ -219,8 +218,8 @@ def _sorted_out(rels: list[str], extensions: dict[str, str]) -> tuple[tuple, int
     return (paths, languages), len(rels) - len(paths)
 
 
-def path_for(env, root: str) -> Path:
-    return cache.root_directory(env, root) / "dirs.marshal"
+def path_for(env, root: str) -> str:
+    return os.path.join(cache.root_directory(env, root), "dirs.marshal")
 
 
 def _signature(extensions: dict[str, str]) -> tuple:
@@ -283,7 +282,7 @@ class Listings:
         if self.path is None:
             return
         try:
-            data = marshal.loads(self.path.read_bytes())
+            data = marshal.loads(cache.read_bytes(self.path))
         except (OSError, EOFError, ValueError, TypeError):
             return
         if (
@@ -308,7 +307,7 @@ class Listings:
             "dirs": {**outside, **fresh},
         }
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
             cache.write_atomic(self.path, marshal.dumps(blob))
         except (OSError, ValueError):
             pass  # a cache that cannot be written is no error

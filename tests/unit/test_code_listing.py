@@ -165,7 +165,7 @@ def test_a_deleted_directory_leaves_no_answer_and_no_listing(tree, env):
     (tree / "pkg" / "sub" / "b.py").unlink()
     (tree / "pkg" / "sub").rmdir()
     assert _defined(tree, env, "beta") == []
-    kept = marshal.loads(listing.path_for(env, str(tree)).read_bytes())
+    kept = marshal.loads(Path(listing.path_for(env, str(tree))).read_bytes())
     assert sorted(kept["dirs"]) == ["", "other/", "pkg/"]
 
 
@@ -265,7 +265,7 @@ SPOILED = {
 @pytest.mark.parametrize("spoil", SPOILED.values(), ids=SPOILED.keys())
 def test_an_unreadable_listing_cache_is_dropped_and_rebuilt(tree, env, spoil):
     assert _defined(tree, env, "beta") == ["pkg/sub/b.py"]
-    path = listing.path_for(env, str(tree))
+    path = Path(listing.path_for(env, str(tree)))
     path.write_bytes(spoil(marshal.loads(path.read_bytes())))
     assert _defined(tree, env, "beta") == ["pkg/sub/b.py"]
     assert index.repo_map(str(tree), env)["files"]["source_files"] == 4
@@ -274,7 +274,7 @@ def test_an_unreadable_listing_cache_is_dropped_and_rebuilt(tree, env, spoil):
 
 def test_a_listing_cache_naming_paths_outside_its_directory_is_not_followed(tree, env):
     assert _defined(tree, env, "beta") == ["pkg/sub/b.py"]
-    path = listing.path_for(env, str(tree))
+    path = Path(listing.path_for(env, str(tree)))
     kept = marshal.loads(path.read_bytes())
     entry = list(kept["dirs"]["pkg/"])
     entry[listing.SOURCES] += "\0../top.py"
