@@ -233,11 +233,22 @@ def _daemon_verb(args: argparse.Namespace, env) -> tuple[dict, str]:
     return page, render.enveloped(page, renderer(page), compact=args.compact)
 
 
+# verbs whose process has nothing left to do once its page is printed: no thread, no
+# worker (the pool is joined), no file open
+_ENDED_WITH_THE_PAGE = frozenset({"map", "defs", "refs"})
+
+
 def entry() -> None:
+    argv = sys.argv[1:]
     try:
-        code = main()
+        code = main(argv)
         sys.stdout.flush()
     except BrokenPipeError:  # `relore ... | head`: the reader had enough
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = ExitStatus.OK
+    if verb_of(argv) in _ENDED_WITH_THE_PAGE:
+        # The page is out: the interpreter's teardown (the cache's index and listings freed
+        # object by object, every module unloaded) would only delay the exit.
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)

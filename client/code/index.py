@@ -468,21 +468,12 @@ def _shown(tree: Tree, rel: str) -> str:
     return os.path.normpath(os.path.join(tree.shown, os.path.relpath(full, tree.scope)))
 
 
-# Where ``str.splitlines()`` ends a line besides "\n", as UTF-8 bytes. A file holding none
-# of them has the same lines split at b"\n" (a "\n" ends any invalid sequence, so each line
-# decodes alone as it does in the whole): no need to decode the whole file and build every
-# line of it as a string, most of what a cached page cost.
-_OTHER_BREAKS = (
-    b"\r",
-    b"\x0b",
-    b"\x0c",
-    b"\x1c",
-    b"\x1d",
-    b"\x1e",
-    b"\xc2\x85",
-    b"\xe2\x80\xa8",
-    b"\xe2\x80\xa9",
-)
+# Bytes of the characters where ``str.splitlines()`` ends a line besides "\n" (U+0085,
+# U+2028 and U+2029 end in 0x85, 0xA8, 0xA9 as UTF-8). A file holding none of these bytes
+# has the same lines split at b"\n" (a "\n" also ends any invalid sequence, so each line
+# decodes alone as it does in the whole): only the lines shown are then decoded and built,
+# not every line of every file shown. Each is looked for alone: one byte is a memchr.
+_OTHER_BREAKS = tuple(bytes([b]) for b in b"\r\x0b\x0c\x1c\x1d\x1e\x85\xa8\xa9")
 
 
 class _Lines:
@@ -491,19 +482,28 @@ class _Lines:
 
     def __init__(self, root: str):
         self.root = root
+        # rel -> [lines split so far, the bytes not split yet (None: no more)]
         self.files: dict[str, list] = {}
 
     def __call__(self, rel: str, line: int) -> str:
-        if rel not in self.files:
+        held = self.files.get(rel)
+        if held is None:
             try:
                 data = _read_bytes(os.path.join(self.root, rel))
             except OSError:
                 data = b""
             if any(other in data for other in _OTHER_BREAKS):
-                self.files[rel] = data.decode("utf-8", "replace").splitlines()
-            else:  # a file ending in "\n" has one empty line more here: past the last, ""
-                self.files[rel] = data.split(b"\n")
-        lines = self.files[rel]
+                held = [data.decode("utf-8", "replace").splitlines(), None]
+            else:
+                held = [[], data]
+            self.files[rel] = held
+        lines, rest = held
+        if rest is not None and len(lines) < line:
+            need = line - len(lines)
+            parts = rest.split(b"\n", need)
+            held[1] = parts.pop() if len(parts) > need else None
+            lines.extend(parts)
+        # split at b"\n", a file ending in "\n" has one (empty) line more: "" past its end
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         if type(text) is bytes:
             text = text.decode("utf-8", "replace")

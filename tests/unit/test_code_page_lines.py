@@ -24,6 +24,9 @@ BODIES = {
     "lone_0x85_byte": b"a\x85b\nc\n",
     "padded": b"   \tx = 1   \n\t\n",
     "long": b"y = '" + b"z" * 500 + b"'\nw\n",
+    "many_lines": b"".join(b"line %d\n" % i for i in range(40)),
+    "non_ascii_split_as_bytes": "s = 'ü ß'\nt = 2\n".encode(),
+    "non_ascii_holding_0xa9": "s = 'é ©'\nt = 2\n".encode(),
 }
 
 
@@ -39,9 +42,12 @@ def _reference(data: bytes, line: int) -> str:
 def test_a_rows_text_is_its_line_as_splitlines_numbers_the_decoded_file(tmp_path, case):
     data = BODIES[case]
     write_tree(tmp_path, {"m.py": data})
-    lines = index._Lines(str(tmp_path))
-    for line in range(-1, data.count(b"\n") + data.count(b"\r") + 4):
-        assert lines("m.py", line) == _reference(data, line), (case, line)
+    asked = list(range(-1, data.count(b"\n") + data.count(b"\r") + 4))
+    # in order, backwards, and the middle first: a file is split only as far as asked
+    for order in (asked, asked[::-1], asked[len(asked) // 2 :] + asked[: len(asked) // 2]):
+        lines = index._Lines(str(tmp_path))
+        for line in order:
+            assert lines("m.py", line) == _reference(data, line), (case, line)
 
 
 def test_a_file_gone_before_its_line_is_read_shows_nothing(tmp_path):
