@@ -21,8 +21,8 @@ ratio is relore's time over grep's, from one run.
 
 ``--phases``: where a cached ``refs NAME`` spends its time, in one process (the minimum of
 ``--repeat`` fresh processes each): the interpreter's start (``python -c pass``), imports,
-the argument parser, the walk (of which git's ``check-ignore`` and the kept listings' load),
-the cache index's load, the name's postings, the ``stat`` of every source file with the
+the argument parser, the walk (of which git's ``check-ignore``, the kept listings' load and
+the kept walk's check), the cache index's load, the name's postings, the ``stat`` of every source file with the
 records read, the page, the JSON; and the floor no cache removes: one ``os.stat`` per
 source file, timed alone.
 
@@ -186,6 +186,7 @@ def timed(owner, attribute, phase):
 for owner, attribute, phase in (
     (cli, "build_parser", "parser"), (index, "walk", "walk"),
     (listing, "_git_ignored", "git check-ignore"), (listing.Listings, "load", "listings load"),
+    (listing, "_walked_again", "kept walk"),
     (cache.Store, "load", "index load"), (cache.Store, "holders", "name postings"),
     (index, "_from_cache", "stat + records"), (index, "scan", "scan"), (index, "refs", "refs"),
     (json, "dumps", "json"),
@@ -227,7 +228,7 @@ def phases(relore: str, tree: str, name: str, repeat: int) -> None:
         "interpreter": min(start),
         "imports": least.pop("imports"),
         "parser": least.pop("parser", 0),
-        **{k: least.pop(k, 0) for k in ("walk", "git check-ignore", "listings load")},
+        **{k: least.pop(k, 0) for k in ("walk", "git check-ignore", "listings load", "kept walk")},
         "index load": least.pop("index load", 0),
         "name postings": least.pop("name postings", 0),
         f"{files} stats + records": inside,

@@ -25,6 +25,7 @@ this module writes, is dropped and the tree walked afresh.
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import time
@@ -293,6 +294,21 @@ class Listings:
         ):
             self.kept = data["dirs"]
 
+    def keep_walk(self, walked: Walked | None) -> None:
+        """Keep the walk just ended (``Walked``), or none (a racy listing in it)."""
+        if self.path is None:
+            return
+        path = walked_path_for_listings(self.path)
+        try:
+            if walked is None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                return
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            cache.write_atomic(path, walked.blob(self.signature, self.root))
+        except (OSError, ValueError):
+            pass  # a cache that cannot be written is no error
+
     def save(self, fresh: dict[str, tuple], base: str) -> None:
         """Keep ``fresh`` (every directory just walked under ``base``) and the listings
         outside ``base``; those under it that were not walked are gone."""
@@ -311,6 +327,140 @@ class Listings:
             cache.write_atomic(self.path, marshal.dumps(blob))
         except (OSError, ValueError):
             pass  # a cache that cannot be written is no error
+
+
+def walked_path_for(env, root: str) -> str:
+    return walked_path_for_listings(path_for(env, root))
+
+
+def walked_path_for_listings(listings_path: str) -> str:
+    return os.path.join(os.path.dirname(listings_path), "walked.marshal")
+
+
+class Walked:
+    """A whole walk as it ended, kept beside the listings (``walked.marshal``): every
+    directory it stat'ed in order with that ``stat`` (mtime, ctime, inode, device), every
+    symlink it looked at and whether it led to a directory, and what it found (each path
+    kept relative to the walk's base). While every directory's stat and every symlink's
+    kind are unchanged, the walk would list nothing and rebuild the same paths from the
+    same listings: the next run stats the directories and takes the paths, without
+    loading, checking and joining the listings (half a cached answer's walk). Kept only
+    for a walk with no racy listing."""
+
+    def __init__(self, base, fresh, sources, other, skipped, links):
+        self.base = base
+        self.dirs = list(fresh)
+        self.keys = [key for entry in fresh.values() for key in entry[: DEVICE + 1]]
+        self.sources, self.other, self.skipped, self.links = sources, other, skipped, links
+
+    def blob(self, signature: tuple, root: str) -> bytes:
+        paths, languages = self.sources
+        names = sorted(set(languages))
+        code = {name: at for at, name in enumerate(names)}
+        cut = len(self.base)  # every path below starts with the base
+        return marshal.dumps(
+            {
+                "signature": signature,
+                "root": root,
+                "base": self.base,
+                "dirs": "\0".join(rel[cut:] for rel in self.dirs),
+                "keys": self.keys,
+                "paths": "\0".join(rel[cut:] for rel in paths),
+                "languages": names,
+                "codes": bytes(code[language] for language in languages),
+                "other": self.other,
+                "skipped": "\0".join(rel[cut:] for rel in self.skipped),
+                "links": [(rel[cut:], is_dir) for rel, is_dir in self.links],
+            }
+        )
+
+
+def _relative(joined: str, count: int) -> bool:
+    """``joined`` is ``count`` relative paths joined by NULs, none empty or absolute, none
+    holding an empty, '.' or '..' part: the cache is not trusted to point anywhere else."""
+    if not joined:
+        return count == 0
+    parts = f"\0{joined}\0".replace("/", "\0")
+    return (
+        joined.count("\0") + 1 == count
+        and "\0\0" not in parts
+        and "\0.\0" not in parts
+        and "\0..\0" not in parts
+        and (os.sep == "/" or os.sep not in joined)
+    )
+
+
+def _walked_again(env, root: str, base: str, extensions: dict[str, str]):
+    """The kept walk of ``base`` (``Walked``) when no directory's stat and no symlink's
+    kind changed since: ``((paths, languages), other, skipped)``; else None (walk)."""
+    try:
+        data = marshal.loads(cache.read_bytes(walked_path_for(env, root)))
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    try:
+        if (
+            type(data) is not dict
+            or data.get("signature") != _signature(extensions)
+            or data.get("root") != root
+            or data.get("base") != base
+        ):
+            return None
+        dirs, keys, paths, codes = data["dirs"], data["keys"], data["paths"], data["codes"]
+        names, other, skipped, links = (
+            data["languages"], data["other"], data["skipped"], data["links"]
+        )  # fmt: skip
+        count = paths.count("\0") + 1 if paths else 0
+        below = dirs[1:].replace("/\0", "\0")[:-1]  # the base's own ('') left out
+        if (
+            type(dirs) is not str
+            or type(keys) is not list
+            or type(paths) is not str
+            or type(codes) is not bytes
+            or type(names) is not list
+            or type(other) is not int
+            or type(skipped) is not str
+            or type(links) is not list
+            or not (dirs == "" or (dirs.startswith("\0") and dirs.endswith("/")))
+            or len(keys) != 4 * (dirs.count("\0") + 1)
+            or len(codes) != count
+            or (codes and max(codes) >= len(names))
+            or not frozenset(extensions.values()).issuperset(names)
+            or not _relative(paths, count)
+            or not _relative(below, dirs.count("\0"))
+            or not _relative(skipped, skipped.count("\0") + 1 if skipped else 0)
+            or not all(
+                type(link) is tuple
+                and len(link) == 2
+                and type(link[0]) is str
+                and type(link[1]) is bool
+                and _relative(link[0], 1)
+                for link in links
+            )
+        ):
+            return None
+    except (KeyError, TypeError, AttributeError):
+        return None
+    prefix = (root if root.endswith("/") else root + "/") + base
+    at, os_stat = 0, os.stat
+    for rel in dirs.split("\0"):
+        try:
+            st = os_stat(prefix + rel)
+        except OSError:
+            return None
+        if (
+            keys[at] != st.st_mtime_ns
+            or keys[at + 1] != st.st_ctime_ns
+            or keys[at + 2] != st.st_ino
+            or keys[at + 3] != st.st_dev
+        ):
+            return None
+        at += 4
+    for rel, is_dir in links:
+        if os.path.isdir(prefix + rel) != is_dir:
+            return None
+    found = (base + paths.replace("\0", "\0" + base)).split("\0") if paths else []
+    passed = (base + skipped.replace("\0", "\0" + base)).split("\0") if skipped else []
+    return (found, list(map(names.__getitem__, codes))), other, passed
 
 
 def _list(directory: str, st: os.stat_result, extensions: dict[str, str]) -> tuple | None:
@@ -372,6 +522,8 @@ def _walk(
     languages: list[str] = []
     other = 0
     skipped: list[str] = []
+    looked_at: list[tuple[str, bool]] = []  # each symlink, and whether it led to a directory
+    racy_seen = False
     pending = [(scope, base)]
     while pending:
         directory, rel = pending.pop()
@@ -392,6 +544,7 @@ def _walk(
                 continue
             # racily listed: used now, listed again next run
             racy = listed_at - st.st_mtime_ns < RACY_NS
+            racy_seen = racy_seen or racy
             fresh[rel] = (None, *entry[CTIME:]) if racy else entry
         else:
             fresh[rel] = entry
@@ -404,7 +557,9 @@ def _walk(
         below = subdirs.split("\0") if subdirs else []
         linked_dirs: set[str] = set()
         for name in links.split("\0") if links else ():
-            if os.path.isdir(prefix + name):
+            is_dir = os.path.isdir(prefix + name)
+            looked_at.append((rel + name, is_dir))
+            if is_dir:
                 linked_dirs.add(name)
                 continue
             language = _language(name, extensions)
@@ -424,6 +579,10 @@ def _walk(
                 walked.append((prefix + name, f"{rel}{name}/"))
         pending.extend(reversed(walked))
     listings.save(fresh, base)
+    walked = None
+    if not racy_seen:  # else the next run walks again, as it lists the racy ones again
+        walked = Walked(base, fresh, (paths, languages), other, skipped, looked_at)
+    listings.keep_walk(walked)
     return (paths, languages), other, skipped
 
 
@@ -453,5 +612,8 @@ def walk(path: str, cwd: str | None = None, env=None) -> Tree:
             return Tree(root, scope, shown, sources, other, "git", dropped)
     rel = os.path.relpath(scope, root)
     base_rel = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-    sources, other, skipped = _walk(scope, base_rel, Listings(env, root, extensions), extensions)
+    again = _walked_again(env, root, base_rel, extensions) if env is not None else None
+    if again is None:
+        again = _walk(scope, base_rel, Listings(env, root, extensions), extensions)
+    sources, other, skipped = again
     return Tree(root, scope, shown, sources, other, "walk", skipped)
