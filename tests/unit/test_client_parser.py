@@ -4,6 +4,7 @@ does, and a command line whose first word is no verb gets the whole parser."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 
@@ -76,3 +77,22 @@ def test_help_and_a_mistyped_verb_list_every_verb(argv):
         code = main(argv, env={}, stdout=out, stderr=err)
     assert code == (0 if argv == ["-h"] else 2)
     assert all(verb in out.getvalue() + err.getvalue() for verb in VERBS)
+
+
+@pytest.mark.parametrize("columns", [None, "40", "132", "0", "wide"])
+def test_help_and_usage_errors_read_as_argparses_own_formatter_writes_them(monkeypatch, columns):
+    """The parsers' formatter finds the terminal's width without shutil: at every width it
+    must write what argparse's own formatters write."""
+    from relore.client import definition
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    lines = [["-h"], ["nope"], *([verb, "-h"] for verb in VERBS), *([v, "--nope"] for v in VERBS)]
+    ours = [_parsed(build_parser(), argv) for argv in lines]
+    monkeypatch.setattr(definition, "_HelpFormatter", argparse.HelpFormatter)
+    monkeypatch.setattr(
+        definition, "_RawDescriptionHelpFormatter", argparse.RawDescriptionHelpFormatter
+    )
+    assert ours == [_parsed(build_parser(), argv) for argv in lines]
