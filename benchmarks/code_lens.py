@@ -21,10 +21,11 @@ ratio is relore's time over grep's, from one run.
 
 ``--phases``: where a cached ``refs NAME`` spends its time, in one process (the minimum of
 ``--repeat`` fresh processes each): the interpreter's start (``python -c pass``), imports,
-the argument parser, the walk (of which git's ``check-ignore``, the kept listings' load and
-the kept walk's check), the cache index's load, the name's postings, the ``stat`` of every source file with the
-records read, the page, the JSON; and the floor no cache removes: one ``os.stat`` per
-source file, timed alone.
+the argument parser, the walk (of which starting git's ``check-ignore``, which answers while
+the walk goes on, the kept listings' load and the kept walk's check), the cache index's
+load, the name's postings, the ``stat`` of every source file with the records read, the
+page, the JSON; and the floor no cache removes: one ``os.stat`` per source file, timed
+alone.
 
 ``--entry-points``: the held-out check. ``code_lens_entry_points.jsonl`` lists each
 package's documented entry points, written before the ranking they check; for every one
@@ -185,7 +186,7 @@ def timed(owner, attribute, phase):
 
 for owner, attribute, phase in (
     (cli, "build_parser", "parser"), (index, "walk", "walk"),
-    (listing, "_git_ignored", "git check-ignore"), (listing.Listings, "load", "listings load"),
+    (listing, "_asking_ignored", "git check-ignore started"), (listing.Listings, "load", "listings load"),
     (listing, "_walked_again", "kept walk"),
     (cache.Store, "load", "index load"), (cache.Store, "holders", "name postings"),
     (index, "_from_cache", "stat + records"), (index, "scan", "scan"), (index, "refs", "refs"),
@@ -228,7 +229,10 @@ def phases(relore: str, tree: str, name: str, repeat: int) -> None:
         "interpreter": min(start),
         "imports": least.pop("imports"),
         "parser": least.pop("parser", 0),
-        **{k: least.pop(k, 0) for k in ("walk", "git check-ignore", "listings load", "kept walk")},
+        **{
+            k: least.pop(k, 0)
+            for k in ("walk", "git check-ignore started", "listings load", "kept walk")
+        },
         "index load": least.pop("index load", 0),
         "name postings": least.pop("name postings", 0),
         f"{files} stats + records": inside,

@@ -143,15 +143,22 @@ def _exit_status(argv: list[str], timeout: float) -> int | None:
     """``argv``'s exit status, run with no input and its output dropped; None when it
     cannot run or outlives ``timeout`` (then it is killed). A spawn and a wait: the
     ``subprocess`` module's import alone costs a cached answer more than git's run."""
+    return _started(argv, timeout)()
+
+
+def _started(argv: list[str], timeout: float):
+    """``argv`` started as ``_exit_status`` runs it; returns what waits for its exit status
+    (call it once), so the caller can work while it runs."""
     if not hasattr(os, "posix_spawnp"):
         import subprocess
 
         try:
-            return subprocess.run(
+            status = subprocess.run(
                 argv, capture_output=True, timeout=timeout, check=False
             ).returncode
         except (OSError, subprocess.SubprocessError):
-            return None
+            status = None
+        return lambda: status
     quiet = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
@@ -160,12 +167,16 @@ def _exit_status(argv: list[str], timeout: float) -> int | None:
     try:
         pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=quiet)
     except OSError:
+        return lambda: None
+
+    def status() -> int | None:
+        if _exited_within(pid, timeout):
+            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
         return None
-    if _exited_within(pid, timeout):
-        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    os.kill(pid, 9)
-    os.waitpid(pid, 0)
-    return None
+
+    return status
 
 
 def _exited_within(pid: int, timeout: float) -> bool:
@@ -195,10 +206,16 @@ def _exited_within(pid: int, timeout: float) -> bool:
 def _git_ignored(scope: str, root: str) -> bool:
     """A path the caller named inside an ignored directory is walked, not listed by git
     (which would list nothing there)."""
+    return _asking_ignored(scope, root)()
+
+
+def _asking_ignored(scope: str, root: str):
+    """``_git_ignored`` asked of git now; returns what waits for the answer (call it once)."""
     if scope == root:
-        return False
+        return lambda: False
     argv = ["git", "-C", root, "check-ignore", "-q", "--", os.path.relpath(scope, root)]
-    return _exit_status(argv, timeout=30) == 0
+    status = _started(argv, timeout=30)
+    return lambda: status() == 0
 
 
 def _language(name: str, extensions: dict[str, str]) -> str | None:
@@ -388,6 +405,15 @@ def _relative(joined: str, count: int) -> bool:
         and "\0..\0" not in parts
         and (os.sep == "/" or os.sep not in joined)
     )
+
+
+def _walked_base(env, root: str) -> str | None:
+    """The base of the walk kept for ``root``, if any."""
+    try:
+        data = marshal.loads(cache.read_bytes(walked_path_for(env, root)))
+        return data.get("base") if type(data) is dict else None
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
 
 
 def _walked_again(env, root: str, base: str, extensions: dict[str, str]):
@@ -600,19 +626,33 @@ def walk(path: str, cwd: str | None = None, env=None) -> Tree:
     if os.path.isfile(scope):
         sources, other = _sorted_out([os.path.relpath(scope, root)], extensions)
         return Tree(root, scope, shown, sources, other, "file")
-    if git_root is not None and not _git_ignored(scope, root):
-        listed = _git_files(scope)
-        if listed is not None:
-            # only the part below the path asked about is checked: asking for a path
-            # inside .venv on purpose reads it
-            cut = len(os.path.relpath(scope, root)) + 1 if scope != root else 0
-            kept = [rel for rel in listed if not _skipped(rel[cut:])]
-            dropped = sorted({rel.rsplit("/", 1)[0] for rel in listed if _skipped(rel[cut:])})
-            sources, other = _sorted_out(kept, extensions)
-            return Tree(root, scope, shown, sources, other, "git", dropped)
     rel = os.path.relpath(scope, root)
     base_rel = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-    again = _walked_again(env, root, base_rel, extensions) if env is not None else None
+    again, tried = None, False
+    if git_root is not None:
+        ignored = _asking_ignored(scope, root)
+        if scope != root and env is not None:
+            # while git answers: a path inside the tree was walked last time when ignored
+            again, tried = _walked_again(env, root, base_rel, extensions), True
+        if not ignored():
+            if tried and _walked_base(env, root) == base_rel:
+                # ignored no more: its kept walk is not to be looked at every run
+                with contextlib.suppress(OSError):
+                    os.unlink(walked_path_for(env, root))
+            again, tried = None, False
+            listed = _git_files(scope)
+            if listed is not None:
+                # only the part below the path asked about is checked: asking for a path
+                # inside .venv on purpose reads it
+                cut = len(rel) + 1 if scope != root else 0
+                kept = [path for path in listed if not _skipped(path[cut:])]
+                dropped = sorted(
+                    {path.rsplit("/", 1)[0] for path in listed if _skipped(path[cut:])}
+                )
+                sources, other = _sorted_out(kept, extensions)
+                return Tree(root, scope, shown, sources, other, "git", dropped)
+    if not tried and env is not None:
+        again = _walked_again(env, root, base_rel, extensions)
     if again is None:
         again = _walk(scope, base_rel, Listings(env, root, extensions), extensions)
     sources, other, skipped = again

@@ -314,6 +314,21 @@ def test_a_path_inside_an_ignored_directory_keeps_its_listing_and_sees_changes(t
     assert index.defs("delta", str(tree / "pkg"), env)["files"]["listing"] == "walk"
 
 
+def test_a_path_ignored_no_more_is_listed_by_git_and_its_kept_walk_dropped(tree, env):
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    (tree / ".gitignore").write_text("pkg/\n")
+    _age(tree)
+    assert index.defs("alpha", str(tree / "pkg"), env)["files"]["listing"] == "walk"
+    walked = Path(listing.walked_path_for(env, str(tree)))
+    assert walked.exists()
+    (tree / ".gitignore").write_text("")
+    (tree / "pkg" / "d.py").write_text("def delta():\n    pass\n")
+    _age(tree)
+    page = index.defs("delta", str(tree / "pkg"), env)
+    assert page["files"]["listing"] == "git" and len(page["definitions"]) == 1
+    assert not walked.exists()
+
+
 def test_walking_a_subdirectory_keeps_the_listings_beside_it(tree, env, monkeypatch):
     # under git, a path inside an ignored directory is walked with the git root as its root:
     # walks of different parts of it share one set of listings
