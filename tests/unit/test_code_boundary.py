@@ -14,6 +14,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 CLIENT_DIR = Path(__file__).resolve().parents[2] / "client"
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "code" / "python" / "sample.py"
 
@@ -84,10 +86,13 @@ NOT_FOR_A_CACHED_ANSWER = {
 }  # fmt: skip
 
 
-def test_a_cached_answer_imports_no_module_it_does_not_need(tmp_path):
+@pytest.mark.parametrize("git", [False, True], ids=["walked", "under_git"])
+def test_a_cached_answer_imports_no_module_it_does_not_need(tmp_path, git):
     tree = tmp_path / "tree"
     (tree / "pkg").mkdir(parents=True)
     (tree / "pkg" / "m.py").write_text("def helper():\n    pass\n\n\nhelper()\n")
+    if git:  # git ls-files lists it: spawned without subprocess
+        subprocess.run(["git", "init", "-q", str(tree)], check=True)
     script = textwrap.dedent(
         f"""
         import io, sys

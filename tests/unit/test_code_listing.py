@@ -12,6 +12,7 @@ import marshal
 import os
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -355,6 +356,24 @@ def test_gits_exit_status_is_read_without_output_and_a_hung_command_is_killed(
     assert listing._exit_status(["no-such-command-relore"], 5) is None
     started = time.monotonic()
     assert listing._exit_status(["sleep", "30"], 0.2) is None
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "polled"])
+def test_gits_listing_is_read_whole_and_a_failed_or_hung_command_gives_none(
+    capfd, monkeypatch, pidfd
+):
+    if not pidfd:
+        monkeypatch.delattr(os, "pidfd_open", raising=False)
+    # more than a pipe holds, with errors on stderr (dropped)
+    big = "import sys; sys.stdout.write('x' * 300000 + '\\0end'); sys.stderr.write('noise')"
+    assert listing._output_of([sys.executable, "-c", big], 10) == b"x" * 300000 + b"\0end"
+    assert capfd.readouterr() == ("", "")
+    assert listing._output_of(["sh", "-c", "echo partial; exit 1"], 5) is None
+    assert listing._output_of(["no-such-command-relore"], 5) is None
+    started = time.monotonic()
+    assert listing._output_of(["sh", "-c", "echo early; sleep 30"], 0.3) is None
+    assert listing._output_of(["sleep", "30"], 0.2) is None
     assert time.monotonic() - started < 5
 
 
