@@ -2,11 +2,17 @@
 ``relore map`` ranks packages whose entry points are known.
 
 .venv/bin/python benchmarks/code_lens.py [--path TREE] [--name NAME] [--repeat N]
-    [--verbs map,defs,refs] [--phases] [--entry-points] [--tuning] [--top N]
+    [--verbs map,defs,refs] [--phases] [--editable | --source DIR] [--entry-points]
+    [--tuning] [--top N]
 
 Defaults: this venv's site-packages (thousands of installed Python files) and a common
-name. Each verb runs as a user runs it (the ``relore`` console script, a fresh process, on
-every core: ``RELORE_CODE_WORKERS`` unset), first against an empty cache directory (cold:
+name. Each verb runs as a user runs it: the ``relore`` console script of relore installed
+from a wheel (built from ``--source``, default this checkout's files as they are, into a
+venv of its own under a temporary directory; tree-sitter and the grammars are this venv's,
+on its path), a fresh process, on every core (``RELORE_CODE_WORKERS`` unset). This venv's
+own ``relore`` is an editable install, whose import hook a user never has: ~20 ms of every
+start (pathlib, urllib.parse and more imported before relore); ``--editable`` times it
+instead. Each verb runs first against an empty cache directory (cold:
 every file that can hold the name parsed), then again (cached: nothing parsed, nothing
 read but what the answer prints; the median of ``--repeat`` runs). ``grep -rn NAME
 --include=*.py`` over the same tree is the baseline an agent would otherwise use, timed
@@ -15,10 +21,11 @@ ratio is relore's time over grep's, from one run.
 
 ``--phases``: where a cached ``refs NAME`` spends its time, in one process (the minimum of
 ``--repeat`` fresh processes each): the interpreter's start (``python -c pass``), imports,
-the argument parser, the walk (of which git's ``check-ignore`` and the kept listings' load),
-the cache index's load, the name's postings, the ``stat`` of every source file with the
-records read, the page, the JSON; and the floor no cache removes: one ``os.stat`` per
-source file, timed alone.
+the argument parser, the walk (of which starting git's ``check-ignore``, which answers while
+the walk goes on, the kept listings' load and the kept walk's check), the cache index's
+load, the name's postings, the ``stat`` of every source file with the records read, the
+page, the JSON; and the floor no cache removes: one ``os.stat`` per source file, timed
+alone.
 
 ``--entry-points``: the held-out check. ``code_lens_entry_points.jsonl`` lists each
 package's documented entry points, written before the ranking they check; for every one
@@ -43,7 +50,7 @@ from pathlib import Path
 
 import provenance
 
-RELORE = str(Path(sys.executable).with_name("relore"))
+RELORE = str(Path(sys.executable).with_name("relore"))  # --editable: this venv's
 LABELS = Path(__file__).resolve().parent / "code_lens_entry_points.jsonl"
 TUNING = Path(__file__).resolve().parent / "code_lens_tuning_entry_points.jsonl"
 TOP = 40
@@ -62,7 +69,7 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
     start = time.perf_counter()
     result = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     elapsed = time.perf_counter() - start
-    if result.returncode not in (0, 1) or (argv[0] == RELORE and result.returncode):
+    if result.returncode not in (0, 1) or (argv[0] != "grep" and result.returncode):
         raise SystemExit(f"{argv} exited {result.returncode}: {result.stderr[:500]}")
     return elapsed, result.stdout
 
@@ -73,20 +80,50 @@ def _median(argv: list[str], env: dict[str, str], repeat: int) -> tuple[float, s
     return runs[len(runs) // 2]
 
 
-def speed(tree: str, name: str, repeat: int, only: list[str]) -> None:
+def installed(source: str, workdir: str) -> str:
+    """``relore`` installed as a user installs it: a wheel of ``source``'s files (tracked,
+    as they are in its working tree) in a venv of its own under ``workdir``. tree-sitter
+    and the grammars come from this venv's site-packages, named by a ``.pth`` path line
+    (a path, not a site directory: this venv's editable hook is not run there)."""
+    copy = os.path.join(workdir, "source")
+    listed = subprocess.run(
+        ["git", "-C", source, "ls-files", "-z"], capture_output=True, check=True
+    ).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        if os.path.isfile(os.path.join(source, rel)):
+            os.makedirs(os.path.dirname(os.path.join(copy, rel)), exist_ok=True)
+            shutil.copy2(os.path.join(source, rel), os.path.join(copy, rel))
+    venv = os.path.join(workdir, "venv")
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    python = os.path.join(venv, "bin", "python")
+    pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*pip, "--no-deps", copy], check=True, stdout=subprocess.DEVNULL)
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    with open(os.path.join(site, "relore-bench-grammars.pth"), "w") as handle:
+        handle.write(sysconfig.get_paths()["purelib"] + "\n")
+    return os.path.join(venv, "bin", "relore")
+
+
+def speed(relore: str, tree: str, name: str, repeat: int, only: list[str]) -> None:
     cache_dir = tempfile.mkdtemp(prefix="relore-code-bench-")
     env = _env(cache_dir)
     grep = ["grep", "-rn", name, "--include=*.py", tree]
     grep_s, grep_out = _median(grep, env, repeat)
     grep_lines = grep_out.count("\n")
     verbs = {
-        "map": [RELORE, "map", tree, "--json"],
+        "map": [relore, "map", tree, "--json"],
         # --path, which every version of the lens takes: the same script times older commits
-        "defs": [RELORE, "defs", name, "--path", tree, "--json"],
-        "refs": [RELORE, "refs", name, "--path", tree, "--json"],
+        "defs": [relore, "defs", name, "--path", tree, "--json"],
+        "refs": [relore, "refs", name, "--path", tree, "--json"],
     }
     verbs = {verb: argv for verb, argv in verbs.items() if verb in only}
     print(f"tree={tree} name={name} (grep and cached runs: the median of {repeat})")
+    print(f"relore: {relore}")
     print(f"grep -rn {name} --include=*.py: {grep_s:.2f} s, {grep_lines} lines")
     try:
         for verb, argv in verbs.items():
@@ -149,10 +186,11 @@ def timed(owner, attribute, phase):
 
 for owner, attribute, phase in (
     (cli, "build_parser", "parser"), (index, "walk", "walk"),
-    (listing, "_git_ignored", "git check-ignore"), (listing.Listings, "load", "listings load"),
+    (listing, "_asking_ignored", "git check-ignore started"), (listing.Listings, "load", "listings load"),
+    (listing, "_walked_again", "kept walk"),
     (cache.Store, "load", "index load"), (cache.Store, "holders", "name postings"),
     (index, "_from_cache", "stat + records"), (index, "scan", "scan"), (index, "refs", "refs"),
-    (cli.json, "dumps", "json"),
+    (json, "dumps", "json"),
 ):
     timed(owner, attribute, phase)
 began = time.perf_counter()
@@ -168,16 +206,16 @@ print(json.dumps(seconds))
 """
 
 
-def phases(tree: str, name: str, repeat: int) -> None:
+def phases(relore: str, tree: str, name: str, repeat: int) -> None:
     """Where a cached ``refs`` spends its time (see the module's doc)."""
     cache_dir = tempfile.mkdtemp(prefix="relore-code-phases-")
     env = _env(cache_dir)
     try:
-        _timed([RELORE, "refs", name, "--path", tree, "--json"], env)  # the cache, warm
-        start = [_timed([sys.executable, "-c", "pass"], env)[0] for _ in range(repeat)]
+        _timed([relore, "refs", name, "--path", tree, "--json"], env)  # the cache, warm
+        python = str(Path(relore).with_name("python"))  # relore's own interpreter
+        start = [_timed([python, "-c", "pass"], env)[0] for _ in range(repeat)]
         runs = [
-            json.loads(_timed([sys.executable, "-c", PHASES, name, tree], env)[1])
-            for _ in range(repeat)
+            json.loads(_timed([python, "-c", PHASES, name, tree], env)[1]) for _ in range(repeat)
         ]
         grep, _ = _median(["grep", "-rn", name, "--include=*.py", tree], env, repeat)
     finally:
@@ -191,7 +229,10 @@ def phases(tree: str, name: str, repeat: int) -> None:
         "interpreter": min(start),
         "imports": least.pop("imports"),
         "parser": least.pop("parser", 0),
-        **{k: least.pop(k, 0) for k in ("walk", "git check-ignore", "listings load")},
+        **{
+            k: least.pop(k, 0)
+            for k in ("walk", "git check-ignore started", "listings load", "kept walk")
+        },
         "index load": least.pop("index load", 0),
         "name postings": least.pop("name postings", 0),
         f"{files} stats + records": inside,
@@ -273,11 +314,28 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=3, help="grep and cached runs: the median of this many"
     )
+    parser.add_argument(
+        "--editable",
+        action="store_true",
+        help="time this venv's relore (an editable install) instead of an installed wheel",
+    )
+    parser.add_argument(
+        "--source",
+        default=str(Path(__file__).resolve().parents[1]),
+        help="the checkout whose wheel is timed (default this one; e.g. an older commit's "
+        "worktree, for before and after)",
+    )
     args = parser.parse_args()
     print(provenance.line())
-    speed(args.path, args.name, max(1, args.repeat), args.verbs.split(","))
-    if args.phases:
-        phases(args.path, args.name, max(1, args.repeat))
+    workdir = tempfile.mkdtemp(prefix="relore-code-wheel-")
+    try:
+        relore = RELORE if args.editable else installed(args.source, workdir)
+        if args.verbs:
+            speed(relore, args.path, args.name, max(1, args.repeat), args.verbs.split(","))
+        if args.phases:
+            phases(relore, args.path, args.name, max(1, args.repeat))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     if args.entry_points:
         entry_points(args.top)
     if args.tuning:

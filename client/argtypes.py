@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import re
 
-from relore.client import rules
 from relore.contract import limits, patterns
 
 
@@ -79,6 +78,8 @@ max_tokens = whole(limits.MIN_MAX_TOKENS, None, f"at least {limits.MIN_MAX_TOKEN
 
 
 def session(value: str) -> str:
+    from relore.client import rules  # here: hashlib and pathlib load for `rules` alone
+
     if not rules.valid_session(value):
         raise argparse.ArgumentTypeError("1-128 characters of letters, digits and ._:@-")
     return value

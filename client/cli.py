@@ -8,16 +8,17 @@ are ``argtypes.py``), asks the daemon or the local code lens, renders the page
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from typing import TextIO
 
 from relore.client import render
-from relore.client import rules as rules_mod
-from relore.client.definition import build_parser
+from relore.client.definition import build_parser, verb_of
 from relore.client.exits import EXIT_STATUSES, ExitStatus, Refused
 from relore.contract import wire
+
+TYPE_CHECKING = False  # typing is not imported to run a verb: a cached answer's start counts
+if TYPE_CHECKING:
+    from typing import TextIO
 
 __all__ = ["EXIT_STATUSES", "ExitStatus", "Refused", "build_parser", "entry", "main", "run"]
 
@@ -137,8 +138,9 @@ def main(
     env = os.environ if env is None else env
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
-    try:
-        args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    try:  # the parser of the verb asked for alone, when the first word names one
+        args = build_parser(verb=verb_of(argv)).parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage error or the help
         return ExitStatus.USAGE if exc.code else ExitStatus.OK
     if args.verb == "mcp":
@@ -148,7 +150,11 @@ def main(
     except Refused as exc:
         print(exc.line, file=stderr)
         return exc.status
-    print(json.dumps(page, ensure_ascii=False, indent=2) if args.json else text, file=stdout)
+    if args.json:
+        import json  # here: text pages never load it
+
+        text = json.dumps(page, ensure_ascii=False, indent=2)
+    print(text, file=stdout)
     return ExitStatus.OK
 
 
@@ -195,6 +201,8 @@ def _daemon_verb(args: argparse.Namespace, env) -> tuple[dict, str]:
             route, params, renderer = _CLONE_VERBS[args.verb](args)
             page = transport.get(api, route, params, token=token)
         elif args.verb == "rules":
+            from relore.client import rules as rules_mod
+
             sent = rules_mod.params(args, env)
             page = transport.get(api, "rules", sent, token=token)
             warning = rules_mod.remember(env, sent, page)
@@ -225,11 +233,22 @@ def _daemon_verb(args: argparse.Namespace, env) -> tuple[dict, str]:
     return page, render.enveloped(page, renderer(page), compact=args.compact)
 
 
+# verbs whose process has nothing left to do once its page is printed: no thread, no
+# worker (the pool is joined), no file open
+_ENDED_WITH_THE_PAGE = frozenset({"map", "defs", "refs"})
+
+
 def entry() -> None:
+    argv = sys.argv[1:]
     try:
-        code = main()
+        code = main(argv)
         sys.stdout.flush()
     except BrokenPipeError:  # `relore ... | head`: the reader had enough
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = ExitStatus.OK
+    if verb_of(argv) in _ENDED_WITH_THE_PAGE:
+        # The page is out: the interpreter's teardown (the cache's index and listings freed
+        # object by object, every module unloaded) would only delay the exit.
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)

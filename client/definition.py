@@ -5,12 +5,44 @@ Nothing here runs a verb (``cli.py`` does); the argument types are ``argtypes.py
 from __future__ import annotations
 
 import argparse
+import functools
+import os
+import sys
 
 from relore.client import argtypes
 from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP
 from relore.client.exits import EXIT_STATUSES
 from relore.contract import limits, wire
 from relore.contract.version import __version__
+
+
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size().columns`` finds it: a positive
+    ``COLUMNS``, else the terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's, its width found without importing shutil: argparse builds a formatter
+    for every argument it adds, and its own import of shutil (bz2 and lzma with it) was
+    ~3 ms of every start."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        width = _columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+class _RawDescriptionHelpFormatter(_HelpFormatter, argparse.RawDescriptionHelpFormatter):
+    pass
 
 
 def _exit_epilog() -> str:
@@ -35,21 +67,7 @@ def _tree_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--path", dest="path_option", metavar="PATH", help="the same as PATH")
 
 
-def build_parser(
-    parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
-) -> argparse.ArgumentParser:
-    """The command line. ``parser_class`` (every verb's parser is one too) lets ``relore
-    mcp`` take a refusal as an exception instead of a printed usage and an exit."""
-    parser = parser_class(
-        prog="relore",
-        description="Read a repository's issue and PR history from a relore daemon "
-        f"(RELORE_API, default {wire.DEFAULT_API}).",
-        epilog=_exit_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"relore {__version__}")
-    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-
+def _search(verbs) -> None:
     s = verbs.add_parser("search", help="ranked search over issues, PRs and comments")
     s.add_argument(
         "text",
@@ -81,10 +99,14 @@ def build_parser(
     s.add_argument("--since", help="documents from this date on, YYYY-MM-DD")
     _page_flags(s)
 
+
+def _status(verbs) -> None:
     st = verbs.add_parser("status", help="what the index holds")
     st.add_argument("--repo", type=argtypes.repo, help="owner/name")
     _page_flags(st)
 
+
+def _rules(verbs) -> None:
     ru = verbs.add_parser(
         "rules",
         help="the project's rules your change needs (never repeated within a session)",
@@ -113,7 +135,8 @@ def build_parser(
     ru.add_argument("--session", type=argtypes.session, help="session id (default: see above)")
     _page_flags(ru)
 
-    # The code lens: offline over the caller's own tree, never the daemon.
+
+def _thread(verbs) -> None:
     th = verbs.add_parser(
         "thread",
         help="one thread in capped views: a page, an outline, a comment, the opening post, files",
@@ -139,6 +162,8 @@ def build_parser(
     )
     _page_flags(th)
 
+
+def _inflight(verbs) -> None:
     inf = verbs.add_parser(
         "inflight", help="open and merged pull requests that claim to close an issue"
     )
@@ -146,7 +171,9 @@ def build_parser(
     inf.add_argument("--repo", type=argtypes.repo, help="owner/name (when REF is a bare number)")
     _page_flags(inf)
 
-    # Answered by the daemon from its working clone of the repository (`relored clone`).
+
+def _why(verbs) -> None:
+    """Answered by the daemon from its working clone of the repository (`relored clone`)."""
     w = verbs.add_parser(
         "why",
         help="who wrote a line, the pull request that carried it, and what reviewers said",
@@ -161,6 +188,8 @@ def build_parser(
     w.add_argument("--repo", type=argtypes.repo, required=True, help="owner/name")
     _page_flags(w)
 
+
+def _symbol(verbs) -> None:
     sy = verbs.add_parser("symbol", help="where NAME is defined, in the daemon's clone at HEAD")
     sy.add_argument("name", type=argtypes.identifier, help="an identifier")
     sy.add_argument("--repo", type=argtypes.repo, required=True, help="owner/name")
@@ -168,6 +197,8 @@ def build_parser(
     sy.add_argument("--limit", type=argtypes.rows(DEFS_CAP), help=f"rows, 1-{DEFS_CAP}")
     _page_flags(sy)
 
+
+def _grep(verbs) -> None:
     g = verbs.add_parser("grep", help="git grep over the daemon's clone at HEAD, capped")
     g.add_argument("pattern", type=argtypes.pattern, help="an extended regular expression")
     g.add_argument("--repo", type=argtypes.repo, required=True, help="owner/name")
@@ -177,6 +208,8 @@ def build_parser(
     g.add_argument("--limit", type=argtypes.clone_rows, help=f"lines, 1-{limits.CLONE_ROWS}")
     _page_flags(g)
 
+
+def _copies(verbs) -> None:
     cp = verbs.add_parser(
         "copies", help="the `# Copied from` markers that point at NAME (HuggingFace style)"
     )
@@ -187,6 +220,9 @@ def build_parser(
     cp.add_argument("--limit", type=argtypes.clone_rows, help=f"rows, 1-{limits.CLONE_ROWS}")
     _page_flags(cp)
 
+
+def _map(verbs) -> None:
+    """The code lens: offline over the caller's own tree, never the daemon."""
     m = verbs.add_parser("map", help="the tree's defined names, ranked (offline, tree-sitter)")
     m.add_argument("path", nargs="?", default=".", help="directory or file (default .)")
     m.add_argument(
@@ -202,6 +238,8 @@ def build_parser(
     m.add_argument("--offset", type=argtypes.offset, default=0, help="skip this many rows first")
     m.add_argument("--json", action="store_true", help="the page as JSON")
 
+
+def _defs(verbs) -> None:
     d = verbs.add_parser("defs", help="where NAME is defined (offline, tree-sitter)")
     d.add_argument("name", help="an identifier: function, method, class, type")
     _tree_argument(d)
@@ -211,6 +249,8 @@ def build_parser(
     d.add_argument("--offset", type=argtypes.offset, default=0, help="skip this many rows first")
     d.add_argument("--json", action="store_true", help="the page as JSON")
 
+
+def _refs(verbs) -> None:
     r = verbs.add_parser("refs", help="every occurrence of NAME, by kind (offline, tree-sitter)")
     r.add_argument("name", help="an identifier")
     _tree_argument(r)
@@ -221,6 +261,8 @@ def build_parser(
     r.add_argument("--offset", type=argtypes.offset, default=0, help="skip this many rows first")
     r.add_argument("--json", action="store_true", help="the page as JSON")
 
+
+def _mcp(verbs) -> None:
     verbs.add_parser(
         "mcp",
         help="these verbs as Model Context Protocol tools over stdio (needs relore[mcp])",
@@ -230,4 +272,56 @@ def build_parser(
         "status. map/defs/refs read the tree the server was started in. RELORE_API and "
         "RELORE_API_TOKEN as for every verb; rules never repeat within one MCP session.",
     )
+
+
+# Every verb in the order ``relore --help`` lists them, and what adds its parser.
+VERBS = {
+    "search": _search,
+    "status": _status,
+    "rules": _rules,
+    "thread": _thread,
+    "inflight": _inflight,
+    "why": _why,
+    "symbol": _symbol,
+    "grep": _grep,
+    "copies": _copies,
+    "map": _map,
+    "defs": _defs,
+    "refs": _refs,
+    "mcp": _mcp,
+}
+
+
+def verb_of(argv: list[str]) -> str | None:
+    """The verb a command line runs, when its first word names one; else None (``-h``,
+    ``--version``, a mistyped verb: the whole parser answers those)."""
+    return argv[0] if argv and argv[0] in VERBS else None
+
+
+def build_parser(
+    parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+    verb: str | None = None,
+) -> argparse.ArgumentParser:
+    """The command line. ``parser_class`` (every verb's parser is one too) lets ``relore
+    mcp`` take a refusal as an exception instead of a printed usage and an exit. ``verb``:
+    only that verb's parser is built (``verb_of``: the one a command line runs, so a
+    cached ``relore refs`` builds one parser, not thirteen); it parses that verb's command
+    lines as the whole parser does."""
+    parser = parser_class(
+        prog="relore",
+        description="Read a repository's issue and PR history from a relore daemon "
+        f"(RELORE_API, default {wire.DEFAULT_API}).",
+        epilog=_exit_epilog(),
+        formatter_class=_RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"relore {__version__}")
+    verbs = parser.add_subparsers(
+        dest="verb",
+        required=True,
+        metavar="VERB",
+        parser_class=functools.partial(parser_class, formatter_class=_HelpFormatter),
+    )
+    for name, add in VERBS.items():
+        if verb is None or name == verb:
+            add(verbs)
     return parser

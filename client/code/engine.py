@@ -17,9 +17,11 @@ it was reached through an object or a path (``x.f()``, ``T::f()``), never by its
 
 from __future__ import annotations
 
-from typing import Any
-
 from relore.client.code.providers.base import Provider
+
+TYPE_CHECKING = False  # typing stays unimported: a cached answer's start counts
+if TYPE_CHECKING:
+    from typing import Any
 
 KINDS = ("definition", "call", "attribute", "name")
 KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}

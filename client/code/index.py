@@ -14,9 +14,8 @@ import marshal
 import os
 import re
 import stat
-from collections import Counter
-from collections.abc import Callable, Iterator
-from typing import NamedTuple
+from collections import Counter, namedtuple
+from collections.abc import Iterator
 
 from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP, cache, engine, records, registry
 from relore.client.code.listing import PathNotFound, Tree, walk
@@ -34,23 +33,23 @@ LOCATIONS_PER_NAME = 3
 TEXT_CHARS = 200
 
 
-class Read(NamedTuple):
-    """One source file as the verbs read it: ``counts`` for ``map``, ``occurrences`` (of the
-    name asked, or all) for ``refs``; None when not asked for."""
+# (collections' namedtuple, not typing's: typing stays unimported, a cached answer's start
+# counts)
+class Read(namedtuple("Read", "has_error definitions counts occurrences exports", defaults=[None])):
+    """One source file as the verbs read it: ``has_error`` (bool), ``definitions`` (list);
+    ``counts`` for ``map`` (name -> (bare references, references through an object)),
+    ``occurrences`` (of the name asked, or all) for ``refs``, None when not asked for;
+    ``exports``, what it declares public (``Provider.exports``), None by default."""
 
-    has_error: bool
-    definitions: list
-    counts: dict | None  # name -> (bare references, references through an object)
-    occurrences: dict | None
-    exports: tuple | None = None  # what it declares public (``Provider.exports``)
+    __slots__ = ()
 
 
-class Scan(NamedTuple):
-    tree: Tree
-    records: list[tuple[str, str, Read]]  # (relative path, language, record)
-    files: dict
-    # (relative path, language) -> the file's definitions, for a record read without them
-    definitions: Callable[[str, str], list]
+class Scan(namedtuple("Scan", "tree records files definitions")):
+    """``tree`` (``Tree``), ``records`` ([(relative path, language, ``Read``)]), ``files``
+    (the page's counts) and ``definitions``: (relative path, language) -> the file's
+    definitions, for a record read without them."""
+
+    __slots__ = ()
 
 
 class Stopped(RuntimeError):
@@ -337,45 +336,54 @@ def _from_cache(
         else set()
     )
     rows_only = name is not None and occurrences and not definitions
-    counts, todo, seen = tally.counts, tally.todo, tally.seen
+    holding, absent = known if known is not None else (None, set())
+    todo, seen_add = tally.todo, tally.seen.add
     prefix, total = tree.prefix, len(tree.paths)
-    lookup, os_stat, is_regular = store.get, os.stat, stat.S_ISREG
+    # one pass of thousands of files: names held locally, counts kept in ints
+    files_get, os_stat, is_regular, large = store.files.get, os.stat, stat.S_ISREG, MAX_FILE_BYTES
+    binary, unparsed = cache.BINARY, cache.UNPARSED
+    missing = other = skipped_large = skipped_binary = without = undefined = 0
     for rel, language in zip(tree.paths, tree.languages, strict=True):
         if stop is not None and stop():
-            raise Stopped(f"stopped after {len(seen)} of {total} files")
+            raise Stopped(f"stopped after {len(tally.seen)} of {total} files")
         if language not in usable:
             tally.no_grammar[language] += 1
             continue
         try:
             st = os_stat(prefix + rel)
         except OSError:
-            counts["missing"] += 1
+            missing += 1
             continue
         if not is_regular(st.st_mode):
-            counts["other"] += 1
+            other += 1
             continue
-        seen.add(rel)
-        if st.st_size > MAX_FILE_BYTES:
-            counts["skipped_large"] += 1
+        seen_add(rel)
+        if st.st_size > large:
+            skipped_large += 1
             continue
-        entry = lookup(rel, st)
-        if entry is None:
+        entry = files_get(rel)  # ``Store.get``, inline
+        if (
+            entry is None
+            or entry[0] != st.st_mtime_ns
+            or entry[1] != st.st_size
+            or entry[2] != st.st_ino
+        ):
             todo.append((rel, language, st))
             continue
         where = entry[5]
-        if where == cache.BINARY:
-            counts["skipped_binary"] += 1
+        if where == binary:
+            skipped_binary += 1
             continue
-        if where == cache.UNPARSED:
-            if known is not None and entry[3] in known[1]:
-                counts["without_name"] += 1
+        if where == unparsed:
+            if entry[3] in absent:
+                without += 1
             elif entry[3] in known_undefined:
-                counts["without_definition"] += 1
+                undefined += 1
             else:
                 todo.append((rel, language, st))
             continue
-        if known is not None and entry[3] not in known[0]:
-            counts["without_name"] += 1
+        if holding is not None and entry[3] not in holding:
+            without += 1
             continue
         if rows_only:
             record = _rows_record(store.blob(entry, records.OCCURRENCES), name)
@@ -384,8 +392,16 @@ def _from_cache(
         if record is None:
             todo.append((rel, language, st))  # the cache lost it: read it again
             continue
-        counts["from_cache"] += 1
+        tally.counts["from_cache"] += 1
         tally.keep(rel, language, record)
+    tally.counts.update(
+        missing=missing,
+        other=other,
+        skipped_large=skipped_large,
+        skipped_binary=skipped_binary,
+        without_name=without,
+        without_definition=undefined,
+    )
 
 
 def _cached_record(store: cache.Store, entry: tuple, name: str | None, occurrences: bool):
@@ -442,7 +458,7 @@ def _prune(store: cache.Store, tree: Tree, seen: set[str]) -> None:
         return
     prefix = os.path.relpath(tree.scope, tree.root)
     prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
-    store.forget([rel for rel in store.files if rel.startswith(prefix) and rel not in seen])
+    store.forget([rel for rel in store.files.keys() - seen if rel.startswith(prefix)])
 
 
 def _shown(tree: Tree, rel: str) -> str:
@@ -452,23 +468,46 @@ def _shown(tree: Tree, rel: str) -> str:
     return os.path.normpath(os.path.join(tree.shown, os.path.relpath(full, tree.scope)))
 
 
+# Bytes of the characters where ``str.splitlines()`` ends a line besides "\n" (U+0085,
+# U+2028 and U+2029 end in 0x85, 0xA8, 0xA9 as UTF-8). A file holding none of these bytes
+# has the same lines split at b"\n" (a "\n" also ends any invalid sequence, so each line
+# decodes alone as it does in the whole): only the lines shown are then decoded and built,
+# not every line of every file shown. Each is looked for alone: one byte is a memchr.
+_OTHER_BREAKS = tuple(bytes([b]) for b in b"\r\x0b\x0c\x1c\x1d\x1e\x85\xa8\xa9")
+
+
 class _Lines:
-    """Source lines of the returned rows only, read once per file."""
+    """Source lines of the returned rows only, read once per file: line N is the Nth of
+    the file's text decoded as UTF-8 (errors replaced) and split by ``str.splitlines()``."""
 
     def __init__(self, root: str):
         self.root = root
-        self.files: dict[str, list[str]] = {}
+        # rel -> [lines split so far, the bytes not split yet (None: no more)]
+        self.files: dict[str, list] = {}
 
     def __call__(self, rel: str, line: int) -> str:
-        if rel not in self.files:
+        held = self.files.get(rel)
+        if held is None:
             try:
-                with open(os.path.join(self.root, rel), "rb") as handle:
-                    text = handle.read().decode("utf-8", "replace")
+                data = _read_bytes(os.path.join(self.root, rel))
             except OSError:
-                text = ""
-            self.files[rel] = text.splitlines()
-        lines = self.files[rel]
-        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+                data = b""
+            if any(other in data for other in _OTHER_BREAKS):
+                held = [data.decode("utf-8", "replace").splitlines(), None]
+            else:
+                held = [[], data]
+            self.files[rel] = held
+        lines, rest = held
+        if rest is not None and len(lines) < line:
+            need = line - len(lines)
+            parts = rest.split(b"\n", need)
+            held[1] = parts.pop() if len(parts) > need else None
+            lines.extend(parts)
+        # split at b"\n", a file ending in "\n" has one (empty) line more: "" past its end
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        if type(text) is bytes:
+            text = text.decode("utf-8", "replace")
+        text = text.strip()
         return text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
 
 

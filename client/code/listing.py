@@ -25,10 +25,10 @@ this module writes, is dropped and the tree walked afresh.
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import time
-from pathlib import Path
 
 from relore.client.code import cache, registry
 
@@ -122,36 +122,84 @@ def _skipped(rel: str) -> bool:
 
 
 def _git_files(scope: str) -> list[str] | None:
-    import subprocess  # here: a walk without git never pays for the import
-
-    try:
-        result = subprocess.run(
-            [*GIT_LS_FILES[:2], scope, *GIT_LS_FILES[2:]],
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if result.returncode != 0:
+    output = _output_of([*GIT_LS_FILES[:2], scope, *GIT_LS_FILES[2:]], timeout=60)
+    if output is None:
         return None  # not ours to fix (no git, dubious ownership): fall back to a walk
-    names = result.stdout.decode("utf-8", "surrogateescape").split("\0")
+    names = output.decode("utf-8", "surrogateescape").split("\0")
     return sorted(n for n in names if n)
+
+
+def _output_of(argv: list[str], timeout: float) -> bytes | None:
+    """``argv``'s standard output when it exits 0 within ``timeout``, run with no input
+    and its errors dropped; None when it cannot run, fails or outlives ``timeout`` (then it
+    is killed). A spawn, a pipe and a wait: importing ``subprocess`` (~9 ms) cost a cached
+    answer under git more than git's run."""
+    if not hasattr(os, "posix_spawnp"):
+        import subprocess
+
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+    import select
+
+    deadline = time.monotonic() + timeout
+    reading, writing = os.pipe()  # neither inherited: the child's stdout is a dup2
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_DUP2, writing, 1),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+    ]
+    try:
+        pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=actions)
+    except OSError:
+        os.close(reading)
+        return None
+    finally:
+        os.close(writing)
+    chunks: list[bytes] = []
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([reading], [], [], left)[0]:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                return None
+            chunk = os.read(reading, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(reading)
+    if not _exited_within(pid, max(0.0, deadline - time.monotonic())):
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        return None
+    status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    return b"".join(chunks) if status == 0 else None
 
 
 def _exit_status(argv: list[str], timeout: float) -> int | None:
     """``argv``'s exit status, run with no input and its output dropped; None when it
     cannot run or outlives ``timeout`` (then it is killed). A spawn and a wait: the
     ``subprocess`` module's import alone costs a cached answer more than git's run."""
+    return _started(argv, timeout)()
+
+
+def _started(argv: list[str], timeout: float):
+    """``argv`` started as ``_exit_status`` runs it; returns what waits for its exit status
+    (call it once), so the caller can work while it runs."""
     if not hasattr(os, "posix_spawnp"):
         import subprocess
 
         try:
-            return subprocess.run(
+            status = subprocess.run(
                 argv, capture_output=True, timeout=timeout, check=False
             ).returncode
         except (OSError, subprocess.SubprocessError):
-            return None
+            status = None
+        return lambda: status
     quiet = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
@@ -160,12 +208,16 @@ def _exit_status(argv: list[str], timeout: float) -> int | None:
     try:
         pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=quiet)
     except OSError:
+        return lambda: None
+
+    def status() -> int | None:
+        if _exited_within(pid, timeout):
+            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
         return None
-    if _exited_within(pid, timeout):
-        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    os.kill(pid, 9)
-    os.waitpid(pid, 0)
-    return None
+
+    return status
 
 
 def _exited_within(pid: int, timeout: float) -> bool:
@@ -195,10 +247,16 @@ def _exited_within(pid: int, timeout: float) -> bool:
 def _git_ignored(scope: str, root: str) -> bool:
     """A path the caller named inside an ignored directory is walked, not listed by git
     (which would list nothing there)."""
+    return _asking_ignored(scope, root)()
+
+
+def _asking_ignored(scope: str, root: str):
+    """``_git_ignored`` asked of git now; returns what waits for the answer (call it once)."""
     if scope == root:
-        return False
+        return lambda: False
     argv = ["git", "-C", root, "check-ignore", "-q", "--", os.path.relpath(scope, root)]
-    return _exit_status(argv, timeout=30) == 0
+    status = _started(argv, timeout=30)
+    return lambda: status() == 0
 
 
 def _language(name: str, extensions: dict[str, str]) -> str | None:
@@ -219,8 +277,8 @@ def _sorted_out(rels: list[str], extensions: dict[str, str]) -> tuple[tuple, int
     return (paths, languages), len(rels) - len(paths)
 
 
-def path_for(env, root: str) -> Path:
-    return cache.root_directory(env, root) / "dirs.marshal"
+def path_for(env, root: str) -> str:
+    return os.path.join(cache.root_directory(env, root), "dirs.marshal")
 
 
 def _signature(extensions: dict[str, str]) -> tuple:
@@ -283,7 +341,7 @@ class Listings:
         if self.path is None:
             return
         try:
-            data = marshal.loads(self.path.read_bytes())
+            data = marshal.loads(cache.read_bytes(self.path))
         except (OSError, EOFError, ValueError, TypeError):
             return
         if (
@@ -293,6 +351,21 @@ class Listings:
             and _usable(data.get("dirs"), self.languages)
         ):
             self.kept = data["dirs"]
+
+    def keep_walk(self, walked: Walked | None) -> None:
+        """Keep the walk just ended (``Walked``), or none (a racy listing in it)."""
+        if self.path is None:
+            return
+        path = walked_path_for_listings(self.path)
+        try:
+            if walked is None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                return
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            cache.write_atomic(path, walked.blob(self.signature, self.root))
+        except (OSError, ValueError):
+            pass  # a cache that cannot be written is no error
 
     def save(self, fresh: dict[str, tuple], base: str) -> None:
         """Keep ``fresh`` (every directory just walked under ``base``) and the listings
@@ -308,10 +381,153 @@ class Listings:
             "dirs": {**outside, **fresh},
         }
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
             cache.write_atomic(self.path, marshal.dumps(blob))
         except (OSError, ValueError):
             pass  # a cache that cannot be written is no error
+
+
+def walked_path_for(env, root: str) -> str:
+    return walked_path_for_listings(path_for(env, root))
+
+
+def walked_path_for_listings(listings_path: str) -> str:
+    return os.path.join(os.path.dirname(listings_path), "walked.marshal")
+
+
+class Walked:
+    """A whole walk as it ended, kept beside the listings (``walked.marshal``): every
+    directory it stat'ed in order with that ``stat`` (mtime, ctime, inode, device), every
+    symlink it looked at and whether it led to a directory, and what it found (each path
+    kept relative to the walk's base). While every directory's stat and every symlink's
+    kind are unchanged, the walk would list nothing and rebuild the same paths from the
+    same listings: the next run stats the directories and takes the paths, without
+    loading, checking and joining the listings (half a cached answer's walk). Kept only
+    for a walk with no racy listing."""
+
+    def __init__(self, base, fresh, sources, other, skipped, links):
+        self.base = base
+        self.dirs = list(fresh)
+        self.keys = [key for entry in fresh.values() for key in entry[: DEVICE + 1]]
+        self.sources, self.other, self.skipped, self.links = sources, other, skipped, links
+
+    def blob(self, signature: tuple, root: str) -> bytes:
+        paths, languages = self.sources
+        names = sorted(set(languages))
+        code = {name: at for at, name in enumerate(names)}
+        cut = len(self.base)  # every path below starts with the base
+        return marshal.dumps(
+            {
+                "signature": signature,
+                "root": root,
+                "base": self.base,
+                "dirs": "\0".join(rel[cut:] for rel in self.dirs),
+                "keys": self.keys,
+                "paths": "\0".join(rel[cut:] for rel in paths),
+                "languages": names,
+                "codes": bytes(code[language] for language in languages),
+                "other": self.other,
+                "skipped": "\0".join(rel[cut:] for rel in self.skipped),
+                "links": [(rel[cut:], is_dir) for rel, is_dir in self.links],
+            }
+        )
+
+
+def _relative(joined: str, count: int) -> bool:
+    """``joined`` is ``count`` relative paths joined by NULs, none empty or absolute, none
+    holding an empty, '.' or '..' part: the cache is not trusted to point anywhere else."""
+    if not joined:
+        return count == 0
+    parts = f"\0{joined}\0".replace("/", "\0")
+    return (
+        joined.count("\0") + 1 == count
+        and "\0\0" not in parts
+        and "\0.\0" not in parts
+        and "\0..\0" not in parts
+        and (os.sep == "/" or os.sep not in joined)
+    )
+
+
+def _walked_base(env, root: str) -> str | None:
+    """The base of the walk kept for ``root``, if any."""
+    try:
+        data = marshal.loads(cache.read_bytes(walked_path_for(env, root)))
+        return data.get("base") if type(data) is dict else None
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+
+
+def _walked_again(env, root: str, base: str, extensions: dict[str, str]):
+    """The kept walk of ``base`` (``Walked``) when no directory's stat and no symlink's
+    kind changed since: ``((paths, languages), other, skipped)``; else None (walk)."""
+    try:
+        data = marshal.loads(cache.read_bytes(walked_path_for(env, root)))
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    try:
+        if (
+            type(data) is not dict
+            or data.get("signature") != _signature(extensions)
+            or data.get("root") != root
+            or data.get("base") != base
+        ):
+            return None
+        dirs, keys, paths, codes = data["dirs"], data["keys"], data["paths"], data["codes"]
+        names, other, skipped, links = (
+            data["languages"], data["other"], data["skipped"], data["links"]
+        )  # fmt: skip
+        count = paths.count("\0") + 1 if paths else 0
+        below = dirs[1:].replace("/\0", "\0")[:-1]  # the base's own ('') left out
+        if (
+            type(dirs) is not str
+            or type(keys) is not list
+            or type(paths) is not str
+            or type(codes) is not bytes
+            or type(names) is not list
+            or type(other) is not int
+            or type(skipped) is not str
+            or type(links) is not list
+            or not (dirs == "" or (dirs.startswith("\0") and dirs.endswith("/")))
+            or len(keys) != 4 * (dirs.count("\0") + 1)
+            or len(codes) != count
+            or (codes and max(codes) >= len(names))
+            or not frozenset(extensions.values()).issuperset(names)
+            or not _relative(paths, count)
+            or not _relative(below, dirs.count("\0"))
+            or not _relative(skipped, skipped.count("\0") + 1 if skipped else 0)
+            or not all(
+                type(link) is tuple
+                and len(link) == 2
+                and type(link[0]) is str
+                and type(link[1]) is bool
+                and _relative(link[0], 1)
+                for link in links
+            )
+        ):
+            return None
+    except (KeyError, TypeError, AttributeError):
+        return None
+    prefix = (root if root.endswith("/") else root + "/") + base
+    at, os_stat = 0, os.stat
+    for rel in dirs.split("\0"):
+        try:
+            st = os_stat(prefix + rel)
+        except OSError:
+            return None
+        if (
+            keys[at] != st.st_mtime_ns
+            or keys[at + 1] != st.st_ctime_ns
+            or keys[at + 2] != st.st_ino
+            or keys[at + 3] != st.st_dev
+        ):
+            return None
+        at += 4
+    for rel, is_dir in links:
+        if os.path.isdir(prefix + rel) != is_dir:
+            return None
+    found = (base + paths.replace("\0", "\0" + base)).split("\0") if paths else []
+    passed = (base + skipped.replace("\0", "\0" + base)).split("\0") if skipped else []
+    return (found, list(map(names.__getitem__, codes))), other, passed
 
 
 def _list(directory: str, st: os.stat_result, extensions: dict[str, str]) -> tuple | None:
@@ -373,6 +589,8 @@ def _walk(
     languages: list[str] = []
     other = 0
     skipped: list[str] = []
+    looked_at: list[tuple[str, bool]] = []  # each symlink, and whether it led to a directory
+    racy_seen = False
     pending = [(scope, base)]
     while pending:
         directory, rel = pending.pop()
@@ -393,6 +611,7 @@ def _walk(
                 continue
             # racily listed: used now, listed again next run
             racy = listed_at - st.st_mtime_ns < RACY_NS
+            racy_seen = racy_seen or racy
             fresh[rel] = (None, *entry[CTIME:]) if racy else entry
         else:
             fresh[rel] = entry
@@ -405,7 +624,9 @@ def _walk(
         below = subdirs.split("\0") if subdirs else []
         linked_dirs: set[str] = set()
         for name in links.split("\0") if links else ():
-            if os.path.isdir(prefix + name):
+            is_dir = os.path.isdir(prefix + name)
+            looked_at.append((rel + name, is_dir))
+            if is_dir:
                 linked_dirs.add(name)
                 continue
             language = _language(name, extensions)
@@ -425,6 +646,10 @@ def _walk(
                 walked.append((prefix + name, f"{rel}{name}/"))
         pending.extend(reversed(walked))
     listings.save(fresh, base)
+    walked = None
+    if not racy_seen:  # else the next run walks again, as it lists the racy ones again
+        walked = Walked(base, fresh, (paths, languages), other, skipped, looked_at)
+    listings.keep_walk(walked)
     return (paths, languages), other, skipped
 
 
@@ -442,17 +667,34 @@ def walk(path: str, cwd: str | None = None, env=None) -> Tree:
     if os.path.isfile(scope):
         sources, other = _sorted_out([os.path.relpath(scope, root)], extensions)
         return Tree(root, scope, shown, sources, other, "file")
-    if git_root is not None and not _git_ignored(scope, root):
-        listed = _git_files(scope)
-        if listed is not None:
-            # only the part below the path asked about is checked: asking for a path
-            # inside .venv on purpose reads it
-            cut = len(os.path.relpath(scope, root)) + 1 if scope != root else 0
-            kept = [rel for rel in listed if not _skipped(rel[cut:])]
-            dropped = sorted({rel.rsplit("/", 1)[0] for rel in listed if _skipped(rel[cut:])})
-            sources, other = _sorted_out(kept, extensions)
-            return Tree(root, scope, shown, sources, other, "git", dropped)
     rel = os.path.relpath(scope, root)
     base_rel = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-    sources, other, skipped = _walk(scope, base_rel, Listings(env, root, extensions), extensions)
+    again, tried = None, False
+    if git_root is not None:
+        ignored = _asking_ignored(scope, root)
+        if scope != root and env is not None:
+            # while git answers: a path inside the tree was walked last time when ignored
+            again, tried = _walked_again(env, root, base_rel, extensions), True
+        if not ignored():
+            if tried and _walked_base(env, root) == base_rel:
+                # ignored no more: its kept walk is not to be looked at every run
+                with contextlib.suppress(OSError):
+                    os.unlink(walked_path_for(env, root))
+            again, tried = None, False
+            listed = _git_files(scope)
+            if listed is not None:
+                # only the part below the path asked about is checked: asking for a path
+                # inside .venv on purpose reads it
+                cut = len(rel) + 1 if scope != root else 0
+                kept = [path for path in listed if not _skipped(path[cut:])]
+                dropped = sorted(
+                    {path.rsplit("/", 1)[0] for path in listed if _skipped(path[cut:])}
+                )
+                sources, other = _sorted_out(kept, extensions)
+                return Tree(root, scope, shown, sources, other, "git", dropped)
+    if not tried and env is not None:
+        again = _walked_again(env, root, base_rel, extensions)
+    if again is None:
+        again = _walk(scope, base_rel, Listings(env, root, extensions), extensions)
+    sources, other, skipped = again
     return Tree(root, scope, shown, sources, other, "walk", skipped)

@@ -14,6 +14,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 CLIENT_DIR = Path(__file__).resolve().parents[2] / "client"
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "code" / "python" / "sample.py"
 
@@ -70,3 +72,43 @@ def test_daemon_verbs_never_load_tree_sitter_and_code_verbs_do(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "clean"
+
+
+# Loaded by a cached answer, they would be most of its start: each a few milliseconds, beside
+# a grep the answer has to beat (typing, pathlib and OpenSSL's hashlib; shutil, which argparse's
+# own formatter imports; json for a text page;
+# tree-sitter, the worker pool and the cache's writers when nothing is parsed or written).
+# Counted from what relore's import adds: an editable install's hook loads pathlib and
+# urllib.parse before it, so those two are caught from an installed wheel only.
+NOT_FOR_A_CACHED_ANSWER = {
+    "typing", "pathlib", "hashlib", "_hashlib", "subprocess", "json", "tree_sitter",
+    "multiprocessing", "concurrent.futures", "tempfile", "secrets", "urllib.parse", "shutil",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("git", [False, True], ids=["walked", "under_git"])
+def test_a_cached_answer_imports_no_module_it_does_not_need(tmp_path, git):
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "m.py").write_text("def helper():\n    pass\n\n\nhelper()\n")
+    if git:  # git ls-files lists it: spawned without subprocess
+        subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    script = textwrap.dedent(
+        f"""
+        import io, sys
+        before = set(sys.modules)
+        from relore.client.cli import main
+        env = {{"RELORE_CODE_CACHE": {str(tmp_path / "cache")!r}}}
+        for verb in ("defs", "refs"):
+            out = io.StringIO()
+            assert main([verb, "helper", {str(tree)!r}], env=env, stdout=out) == 0
+            assert "pkg/m.py" in out.getvalue(), out.getvalue()
+        print(sorted((set(sys.modules) - before).intersection({sorted(NOT_FOR_A_CACHED_ANSWER)!r})))
+        """
+    )
+    for _run in ("cold", "cached"):  # the second reads the cache the first wrote
+        result = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+        )
+        assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]", f"a cached answer imported {result.stdout.strip()}"

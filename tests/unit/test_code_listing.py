@@ -12,6 +12,7 @@ import marshal
 import os
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -165,7 +166,7 @@ def test_a_deleted_directory_leaves_no_answer_and_no_listing(tree, env):
     (tree / "pkg" / "sub" / "b.py").unlink()
     (tree / "pkg" / "sub").rmdir()
     assert _defined(tree, env, "beta") == []
-    kept = marshal.loads(listing.path_for(env, str(tree)).read_bytes())
+    kept = marshal.loads(Path(listing.path_for(env, str(tree))).read_bytes())
     assert sorted(kept["dirs"]) == ["", "other/", "pkg/"]
 
 
@@ -265,16 +266,19 @@ SPOILED = {
 @pytest.mark.parametrize("spoil", SPOILED.values(), ids=SPOILED.keys())
 def test_an_unreadable_listing_cache_is_dropped_and_rebuilt(tree, env, spoil):
     assert _defined(tree, env, "beta") == ["pkg/sub/b.py"]
-    path = listing.path_for(env, str(tree))
+    path = Path(listing.path_for(env, str(tree)))
     path.write_bytes(spoil(marshal.loads(path.read_bytes())))
+    # a directory changed: the kept walk cannot answer, the listings are read
+    (tree / "pkg" / "sub" / "d.py").write_text("def delta():\n    pass\n")
     assert _defined(tree, env, "beta") == ["pkg/sub/b.py"]
-    assert index.repo_map(str(tree), env)["files"]["source_files"] == 4
+    assert _defined(tree, env, "delta") == ["pkg/sub/d.py"]
+    assert index.repo_map(str(tree), env)["files"]["source_files"] == 5
     assert len(marshal.loads(path.read_bytes())["dirs"]) == 4  # written again whole
 
 
 def test_a_listing_cache_naming_paths_outside_its_directory_is_not_followed(tree, env):
     assert _defined(tree, env, "beta") == ["pkg/sub/b.py"]
-    path = listing.path_for(env, str(tree))
+    path = Path(listing.path_for(env, str(tree)))
     kept = marshal.loads(path.read_bytes())
     entry = list(kept["dirs"]["pkg/"])
     entry[listing.SOURCES] += "\0../top.py"
@@ -282,6 +286,7 @@ def test_a_listing_cache_naming_paths_outside_its_directory_is_not_followed(tree
     entry[listing.SUBDIRS] += "\0../other"
     kept["dirs"]["pkg/"] = tuple(entry)
     path.write_bytes(marshal.dumps(kept))
+    Path(listing.walked_path_for(env, str(tree))).unlink()  # the listings are read
     page = index.repo_map(str(tree), env)
     assert page["files"]["source_files"] == 4
     assert _defined(tree, env, "top") == ["top.py"]
@@ -308,6 +313,21 @@ def test_a_path_inside_an_ignored_directory_keeps_its_listing_and_sees_changes(t
     (tree / "pkg" / "sub" / "d.py").write_text("def delta():\n    pass\n")
     assert _defined(tree / "pkg", env, "delta") == ["sub/d.py"]
     assert index.defs("delta", str(tree / "pkg"), env)["files"]["listing"] == "walk"
+
+
+def test_a_path_ignored_no_more_is_listed_by_git_and_its_kept_walk_dropped(tree, env):
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    (tree / ".gitignore").write_text("pkg/\n")
+    _age(tree)
+    assert index.defs("alpha", str(tree / "pkg"), env)["files"]["listing"] == "walk"
+    walked = Path(listing.walked_path_for(env, str(tree)))
+    assert walked.exists()
+    (tree / ".gitignore").write_text("")
+    (tree / "pkg" / "d.py").write_text("def delta():\n    pass\n")
+    _age(tree)
+    page = index.defs("delta", str(tree / "pkg"), env)
+    assert page["files"]["listing"] == "git" and len(page["definitions"]) == 1
+    assert not walked.exists()
 
 
 def test_walking_a_subdirectory_keeps_the_listings_beside_it(tree, env, monkeypatch):
@@ -337,3 +357,91 @@ def test_gits_exit_status_is_read_without_output_and_a_hung_command_is_killed(
     started = time.monotonic()
     assert listing._exit_status(["sleep", "30"], 0.2) is None
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "polled"])
+def test_gits_listing_is_read_whole_and_a_failed_or_hung_command_gives_none(
+    capfd, monkeypatch, pidfd
+):
+    if not pidfd:
+        monkeypatch.delattr(os, "pidfd_open", raising=False)
+    # more than a pipe holds, with errors on stderr (dropped)
+    big = "import sys; sys.stdout.write('x' * 300000 + '\\0end'); sys.stderr.write('noise')"
+    assert listing._output_of([sys.executable, "-c", big], 10) == b"x" * 300000 + b"\0end"
+    assert capfd.readouterr() == ("", "")
+    assert listing._output_of(["sh", "-c", "echo partial; exit 1"], 5) is None
+    assert listing._output_of(["no-such-command-relore"], 5) is None
+    started = time.monotonic()
+    assert listing._output_of(["sh", "-c", "echo early; sleep 30"], 0.3) is None
+    assert listing._output_of(["sleep", "30"], 0.2) is None
+    assert time.monotonic() - started < 5
+
+
+def test_an_unchanged_tree_is_walked_again_without_reading_its_listings(tree, env, monkeypatch):
+    first = index.repo_map(str(tree), env)
+    listed = _Listings(monkeypatch, tree)
+    monkeypatch.setattr(listing.Listings, "load", lambda self: pytest.fail("listings read"))
+    again = index.repo_map(str(tree), env)
+    assert listed.paths == [] and again["entries"] == first["entries"]
+    assert again["files"]["source_files"] == 4
+
+
+def test_a_walk_with_a_racy_listing_is_not_kept_whole(tree, env):
+    assert _defined(tree, env, "beta") == ["pkg/sub/b.py"]
+    walked = Path(listing.walked_path_for(env, str(tree)))
+    assert walked.exists()
+    (tree / "pkg" / "sub" / "d.py").write_text("def delta():\n    pass\n")  # sub/ is racy now
+    assert _defined(tree, env, "delta") == ["pkg/sub/d.py"]
+    assert not walked.exists()  # the next run lists sub/ again, as the listings say
+
+
+def _kept_walk(env: dict, tree: Path, **fields) -> None:
+    path = Path(listing.walked_path_for(env, str(tree)))
+    path.write_bytes(marshal.dumps({**marshal.loads(path.read_bytes()), **fields}))
+
+
+def _walk_spoiled(**fields):
+    return lambda env, tree: _kept_walk(env, tree, **fields)
+
+
+def _outside(path: str):
+    """A kept walk naming ``path`` too, which defines ``top`` outside the tree."""
+
+    def spoil(env, tree):
+        (tree.parent / "outside.py").write_text("def top():\n    pass\n")
+        kept = marshal.loads(Path(listing.walked_path_for(env, str(tree))).read_bytes())
+        named = path.format(outside=tree.parent / "outside.py")
+        _kept_walk(env, tree, paths=kept["paths"] + "\0" + named, codes=kept["codes"] + b"\0")
+
+    return spoil
+
+
+WALK_SPOILED = {
+    "garbage": lambda env, tree: Path(listing.walked_path_for(env, str(tree))).write_bytes(b"x"),
+    "another base": _walk_spoiled(base="pkg/"),
+    "paths not a string": _walk_spoiled(paths=["top.py"]),
+    "keys too few": _walk_spoiled(keys=[1, 2, 3]),
+    "a key of another type": _walk_spoiled(keys=["0"] * 16),
+    "codes past the languages": _walk_spoiled(codes=b"\x07" * 4),
+    "a language unknown": _walk_spoiled(languages=["cobol"]),
+    "an absolute path": _outside("{outside}"),
+    "a path with '..'": _outside("../outside.py"),
+    "a path with '.'": _outside("./../outside.py"),
+    "an empty path": _walk_spoiled(paths="top.py\0\0pkg/a.py\0other/c.py"),
+    "a directory outside": _walk_spoiled(dirs="\0../\0pkg/\0pkg/sub/"),
+    "directories not ending in '/'": _walk_spoiled(dirs="\0other\0pkg\0pkg/sub"),
+    "a link outside": _walk_spoiled(links=[("../x", True)]),
+    "a link not a pair": _walk_spoiled(links=["pkg"]),
+    "skipped not a string": _walk_spoiled(skipped=[None]),
+    "skipped outside": _walk_spoiled(skipped="../x"),
+}
+
+
+@pytest.mark.parametrize("spoil", WALK_SPOILED.values(), ids=WALK_SPOILED.keys())
+def test_a_kept_walk_spoiled_or_naming_paths_outside_the_tree_is_walked_again(tree, env, spoil):
+    fresh = index.repo_map(str(tree), env)
+    spoil(env, tree)
+    again = index.repo_map(str(tree), env)
+    assert again["entries"] == fresh["entries"]
+    assert again["files"]["source_files"] == 4 and again["files"]["skipped_dirs"] == 0
+    assert _defined(tree, env, "top") == ["top.py"]

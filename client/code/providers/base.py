@@ -23,7 +23,10 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # typing stays unimported: a cached answer's start counts
+if TYPE_CHECKING:
+    from typing import Any
 
 # names and imports one file may declare (``exports``): more are dropped, so a hostile
 # declaration costs one file's worth of record and of ranking

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from relore.client.code.providers.base import Provider
+
+TYPE_CHECKING = False  # typing stays unimported: a cached answer's start counts
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class GoProvider(Provider):

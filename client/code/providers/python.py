@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import builtins
 import re
-from typing import Any
 
 from relore.client.code.providers.base import MAX_EXPORTS, Provider
+
+TYPE_CHECKING = False  # typing stays unimported: a cached answer's start counts
+if TYPE_CHECKING:
+    from typing import Any
 
 _BUILTIN_TYPES = (str, bytes, bytearray, list, dict, set, frozenset, tuple, int, float, object)
 # module-level blocks an import or ``__all__`` may sit in (``try: from ._x import y``), never
