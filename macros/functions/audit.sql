@@ -85,12 +85,17 @@ begin
         group by c.table_schema, c.table_name
         order by 1
     loop
-        -- age() counts back from now: a row is read when its xmin is `since` or younger
-        -- (`since` may be a transaction that was still running when the mark was taken).
-        -- A mark 2^30 transactions old is too far for 32-bit ages: the table is read whole.
+        -- A row is read when its xmin is `since` or younger (`since` may be a transaction
+        -- that was still running when the mark was taken): its 32-bit distance from `since`
+        -- is under 2^31. Not age(xmin): age() is parallel-restricted, and a filter on it ran
+        -- the whole scan in one process (268 s where the parallel scan takes 142 s at 1.2M
+        -- documents). A mark 2^30 transactions old is too far: the table is read whole.
         newer := case
             when since is not null and found.is_table and age(xid(since)) < 1073741824
-                then format(' where age(xmin) <= age(%L::xid)', xid(since))
+                then format(
+                    ' where mod(xmin::text::bigint - %s + 4294967296, 4294967296) < 2147483648',
+                    xid(since)::text::bigint
+                )
             else ''
         end;
         execute format(
