@@ -14,12 +14,12 @@
 -- A view: the documents mart reads it whole on a full build and, on an incremental one,
 -- filtered on repo_id and thread_number to the threads it re-derives. Postgres pushes that
 -- filter through every step below down to the staging scans, so keep each step pushable: a
--- window partitioned by both, no aggregate or DISTINCT outside a lateral subquery, every
--- input read once (or `not materialized`); else an incremental build derives every thread.
+-- window partitioned by both, no aggregate or DISTINCT over thread-keyed rows, every input
+-- read once (or `not materialized`); else an incremental build derives every thread.
 --
 -- On a full build every costly call (the redactions, the chunks, markdown_to_text, the
--- search vector) happens below the one window, in the parallel workers: above a window
--- Postgres runs everything in the leader alone. Keep them below it, and keep every join
+-- search vector) happens below the windows, in the parallel workers: above a window
+-- Postgres runs everything in the leader alone. Keep them below, and keep every join
 -- parallel-safe (a correlated subquery is not: machine accounts are joined as a set).
 with
 
