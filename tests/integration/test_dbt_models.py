@@ -12,6 +12,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from fixtures import function_calls
 from psycopg.types.json import Jsonb
 
 from relore.operate import database
@@ -958,10 +959,7 @@ def test_a_derivation_redacts_each_body_once_and_each_title_once_per_thread(buil
         derived = conn.execute(
             "select count(*), sum(length(d::text)) from intermediate.int_documents_normalized as d"
         ).fetchone()[0]
-        calls = conn.execute(
-            "select coalesce(sum(calls), 0) from pg_stat_xact_user_functions"
-            " where funcname = 'relore_redact'"
-        ).fetchone()[0]
+        calls = function_calls.calls(conn)
     assert derived == documents > titles > 1 and 0 < rejoined < documents, (
         derived,
         documents,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-from fixtures import corpus, corpus_payloads, indexed
+from fixtures import corpus, corpus_payloads, function_calls, indexed
 from fixtures import world as worlds
 from psycopg.types.json import Jsonb
 
@@ -95,10 +95,6 @@ def test_a_scan_from_a_mark_still_redacts_in_parallel_workers(built, pg_cluster)
     the scan, its relore_redact calls (track_functions counts the leader's only) must be
     the workers'."""
     dbname = psycopg.conninfo.conninfo_to_dict(built["url"])["dbname"]
-    calls = (
-        "select coalesce(sum(calls), 0) from pg_stat_xact_user_functions"
-        " where funcname = 'relore_redact'"
-    )
     with psycopg.connect(pg_cluster.url(database=dbname)) as conn:
         mark = conn.execute("select pg_current_xact_id()").fetchone()[0]
         conn.commit()
@@ -117,12 +113,12 @@ def test_a_scan_from_a_mark_still_redacts_in_parallel_workers(built, pg_cluster)
             "track_functions = 'pl'",
         ):
             conn.execute(f"set local {setting}")
-        before = conn.execute(calls).fetchone()[0]
+        before = function_calls.calls(conn)
         leaks = conn.execute(
             "select coalesce(sum(leaks), 0) from marts.relore_secret_leaks('scan_parallel', %s)",
             (mark,),
         ).fetchone()[0]
-        in_leader = conn.execute(calls).fetchone()[0] - before
+        in_leader = function_calls.calls(conn) - before
     assert leaks == 0
     assert in_leader < 20000, "every row was redacted by the leader: the scan ran in one process"
 
@@ -221,17 +217,11 @@ def test_the_scan_redacts_each_row_once_not_once_per_string_column(built, pg_clu
 
         def calls() -> tuple[int, int]:
             conn.execute("set local track_functions = 'pl'")
-            before = conn.execute(
-                "select coalesce(sum(calls), 0) from pg_stat_xact_user_functions"
-                " where funcname = 'relore_redact'"
-            ).fetchone()[0]
+            before = function_calls.calls(conn)
             leaks = conn.execute(
                 "select coalesce(sum(leaks), 0) from marts.relore_secret_leaks('scan_count', null)"
             ).fetchone()[0]
-            after = conn.execute(
-                "select coalesce(sum(calls), 0) from pg_stat_xact_user_functions"
-                " where funcname = 'relore_redact'"
-            ).fetchone()[0]
+            after = function_calls.calls(conn)
             return leaks, after - before
 
         assert calls() == (0, 2000)
