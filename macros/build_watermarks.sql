@@ -106,14 +106,11 @@
 
 {#- `since` for a signal mart: its watermark minus the lookback, else its own mark's. -#}
 {% macro signal_since() -%}
-    coalesce(
-        (
-            select watermark - {{ var('relore_lookback', "interval '1 hour'") }}
-            from relore_build.watermarks
-            where model = '{{ this.schema }}.{{ this.identifier }}'
-        ),
-        {{ mart_since() }}
-    )
+    {{ bound_literal(
+        "select coalesce((select watermark - " ~ var('relore_lookback', "interval '1 hour'")
+        ~ " from relore_build.watermarks where model = '" ~ this.schema ~ "."
+        ~ this.identifier ~ "'), (" ~ high_water_query() ~ "))"
+    ) }}
 {%- endmacro %}
 
 {% macro record_watermark() -%}

@@ -10,11 +10,32 @@
 {% macro incremental_window(
     candidate_column, target_column='source_loaded_at', lookback=none
 ) -%}
+    {{ candidate_column }} > {{ bound_literal(high_water_query(target_column, lookback)) }}
+{%- endmacro %}
+
+{#- The query of `this`'s newest target_column less the lookback ('-infinity' when empty). -#}
+{% macro high_water_query(target_column='source_loaded_at', lookback=none) -%}
     {%- set lookback = lookback or var('relore_lookback', "interval '1 hour'") -%}
-    {{ candidate_column }} > (
-        select coalesce(max({{ target_column }}), '-infinity'::timestamptz) - {{ lookback }}
-        from {{ this }}
-    )
+    {%- do return("select coalesce(max(" ~ target_column ~ "), '-infinity'::timestamptz) - "
+        ~ lookback ~ " from " ~ this) -%}
+{%- endmacro %}
+
+{#-
+    A window's bound (a query of one timestamptz), read when the model runs and written into
+    its SQL as a literal. As a subquery it is an init plan, a value the planner cannot see:
+    it guesses a third of the rows past it, and a build with 1,000 new rows out of 1.2
+    million read all of raw and joined every staged row (2 s a staging model at 50,000
+    threads). As a literal the planner reads the column's statistics, sees how few rows are
+    past it and takes the index. Outside a model's run (parsing, a unit test) the subquery
+    stays: the same value, read by Postgres instead.
+-#}
+{% macro bound_literal(query) -%}
+    {%- if execute and model is mapping and model.get('resource_type') in ('model', 'snapshot') -%}
+        {%- set value = run_query('select (' ~ query ~ ')::text').columns[0].values()[0] -%}
+        {{- "'" ~ value ~ "'::timestamptz" if value is not none else 'null::timestamptz' -}}
+    {%- else -%}
+        ({{ query }})
+    {%- endif -%}
 {%- endmacro %}
 
 {#-

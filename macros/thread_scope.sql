@@ -21,12 +21,7 @@
 
 {#- `since` for an incremental mart: its newest source_loaded_at minus the lookback. -#}
 {% macro mart_since(target_column='source_loaded_at') -%}
-    (
-        select
-            coalesce(max({{ target_column }}), '-infinity'::timestamptz)
-            - {{ var('relore_lookback', "interval '1 hour'") }}
-        from {{ this }}
-    )
+    {{ bound_literal(high_water_query(target_column)) }}
 {%- endmacro %}
 
 {#- `exists` a row of `scope` for (repo_id, thread_number) of `alias`. -#}
