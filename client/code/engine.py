@@ -99,13 +99,17 @@ def _definitions(provider: Provider, source: bytes, root: Any, query: Any, ts: A
     return found
 
 
-def extract(provider: Provider, source: bytes) -> Record:
+def _parse(provider: Provider, source: bytes) -> tuple[Any, Any, Any, list[Definition]]:
+    """(tree_sitter module, references query, the tree's root, the file's definitions)."""
     global parses
     ts, parser, defs_query, refs_query = provider.load()
-    tree = parser.parse(source)
+    root = parser.parse(source).root_node  # (a node keeps its tree)
     parses += 1
-    root = tree.root_node
-    definitions = _definitions(provider, source, root, defs_query, ts)
+    return ts, refs_query, root, _definitions(provider, source, root, defs_query, ts)
+
+
+def extract(provider: Provider, source: bytes) -> Record:
+    ts, refs_query, root, definitions = _parse(provider, source)
     strongest: dict[int, tuple[int, Any]] = {}
     dotted: set[int] = set()
     for capture, nodes in ts.QueryCursor(refs_query).captures(root).items():
@@ -130,6 +134,79 @@ def extract(provider: Provider, source: bytes) -> Record:
     for name, _kind, _q, line, column, _s, _e, name_byte in definitions:
         if name_byte not in strongest:  # a name node no reference pattern describes
             occurrences.setdefault(name, []).append((name_byte, line, column, 0))
+    return (root.has_error, definitions, occurrences, provider.exports(root, source))
+
+
+def scopable(name: str) -> bool:
+    """Whether ``extract_names`` can find ``name``'s rows by its bytes: its UTF-8 must be
+    the only spelling a node's text decodes to it from (no U+FFFD, which invalid bytes also
+    decode to; no lone surrogate; no NUL, which a record never keeps)."""
+    return bool(name) and "\ufffd" not in name and "\0" not in name and _encodes(name)
+
+
+def _encodes(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def extract_names(provider: Provider, source: bytes, names) -> Record:
+    """``extract``'s record with the occurrences of ``names`` alone (each ``scopable``):
+    the same definitions, syntax-error flag and exports, and for each name exactly the rows
+    ``extract`` gives it, without capturing every identifier of the file.
+
+    Only where a name's bytes sit can a node spell it (a node's text is its bytes decoded,
+    and a scopable name has one encoding), so each place its bytes start is looked at: the
+    smallest node spanning them must span exactly them, then the reference query runs over
+    that place alone (a byte either side, so a zero-width node there is seen too) and the
+    strongest capture starting there is kept, as ``extract`` keeps it."""
+    ts, refs_query, root, definitions = _parse(provider, source)
+    definition_bytes = {d[7] for d in definitions}
+    cursor = None
+    occurrences: dict[str, list[Occurrence]] = {}
+    size = len(source)
+    for name in names:
+        needle = name.encode("utf-8")
+        width = len(needle)
+        rows: list[Occurrence] = []
+        captured: set[int] = set()
+        at = source.find(needle)
+        while at >= 0:
+            end = at + width
+            node = root.descendant_for_byte_range(at, end)
+            if node is not None and node.start_byte == at and node.end_byte == end:
+                if cursor is None:
+                    cursor = ts.QueryCursor(refs_query)
+                cursor.set_byte_range(max(0, at - 1), min(size, end + 1))
+                strongest = None
+                dotted = False
+                for capture, nodes in cursor.captures(root).items():
+                    code = KIND_CODE[capture]
+                    for found in nodes:
+                        if found.start_byte != at:
+                            continue
+                        if code == ATTRIBUTE:
+                            dotted = True
+                        if strongest is None or code < strongest[0]:
+                            strongest = (code, found)
+                if strongest is not None:
+                    captured.add(at)
+                    code, found = strongest
+                    if found.end_byte == end:
+                        point = found.start_point
+                        if at in definition_bytes:
+                            code = 0
+                        elif dotted:
+                            code |= THROUGH
+                        rows.append((at, point.row + 1, point.column + 1, code))
+            at = source.find(needle, at + 1)
+        for d in definitions:
+            if d[0] == name and d[7] not in captured:
+                rows.append((d[7], d[3], d[4], 0))
+        if rows:
+            occurrences[name] = rows
     return (root.has_error, definitions, occurrences, provider.exports(root, source))
 
 

@@ -12,14 +12,13 @@ import functools
 import gc
 import marshal
 import os
-import re
 import stat
 from collections import Counter, namedtuple
 from collections.abc import Iterator
 
 from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP, cache, engine, records, registry
 from relore.client.code.listing import PathNotFound, Tree, walk
-from relore.client.code.providers.base import GrammarUnavailable
+from relore.client.code.providers.base import IDENTIFIER_BYTES, GrammarUnavailable, places
 
 __all__ = ["PathNotFound", "Tree", "defs", "refs", "repo_map", "scan", "walk"]
 
@@ -30,6 +29,9 @@ POOL_MIN_FILES = 64
 # the cache's name for "holds the name but defines none of it" (a space: no identifier has one)
 UNDEFINED = "defines no "
 LOCATIONS_PER_NAME = 3
+# a file re-read for one more name than this keeps every name's rows (a whole record), not
+# only the names asked of it
+SCOPED_NAMES = 8
 TEXT_CHARS = 200
 
 
@@ -56,14 +58,15 @@ class Stopped(RuntimeError):
     """The caller's ``stop`` said stop (the daemon's deadline passed) before the scan ended."""
 
 
-@functools.lru_cache(maxsize=16)
-def _word(name: str):
-    """``name`` as a whole word: an identifier ``parse`` never sits next to another
-    identifier character, so ``parser`` and ``urlparse`` do not count. None for a
-    non-ASCII name (a neighbour could be a letter): then only the bytes are tested."""
+def _holds(data: bytes, name: str) -> bool:
+    """Whether ``data`` holds ``name`` as a whole word: an identifier ``parse`` never sits
+    next to another identifier character, so ``parser`` and ``urlparse`` do not count. A
+    non-ASCII name (a neighbour could be a letter) only needs its bytes."""
+    needle = name.encode("utf-8")
     if not name.isascii():
-        return None
-    return re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
+        return needle in data
+    ident = IDENTIFIER_BYTES
+    return any(at == 0 or data[at - 1] not in ident for at in places(data, needle))
 
 
 @functools.lru_cache(maxsize=16)
@@ -84,11 +87,12 @@ def _read_bytes(full: str) -> bytes:
         os.close(handle)
 
 
-def _read_source(job: tuple[str, str, str | None, bool], parse: bool = True) -> tuple:
-    """Read one file and parse it unless it is binary or cannot hold the name (``parse``
-    False: ``("parse",)`` where it would parse). Runs in a worker process, so it returns
-    bytes: the record's three blobs as the cache stores them, and the names it holds."""
-    full, language, name, defining = job
+def _read_source(job: tuple[str, str, str | None, bool, tuple | None]) -> tuple:
+    """Read one file and parse it unless it is binary or cannot hold the name. Runs in a
+    worker process, so it returns bytes: the record's three blobs as the cache stores them,
+    the names it holds, and the names it covers: ``covers`` (from the job) when only those
+    names' rows were found (``engine.extract_names``), None for a whole record."""
+    full, language, name, defining, covers = job
     try:
         data = _read_bytes(full)
     except OSError:
@@ -96,21 +100,30 @@ def _read_source(job: tuple[str, str, str | None, bool], parse: bool = True) -> 
     if b"\0" in data[:8192]:
         return ("binary",)
     if name is not None:
-        word = _word(name)
-        if name.encode("utf-8") not in data or (word is not None and not word.search(data)):
+        if not _holds(data, name):
             return ("without",)
         definition = _definition(language, name) if defining else None
         if definition is not None and not definition.search(data):
             return ("undefined",)  # uses the name, defines none of it: not absent
-    if not parse:
-        return ("parse",)
     try:
         provider = registry.by_name(language)
-        has_error, definitions, occurrences, exports = engine.extract(provider, data)
+        if covers is None:
+            record = engine.extract(provider, data)
+        else:
+            record = engine.extract_names(provider, data, covers)
     except GrammarUnavailable as exc:
         return ("no_grammar", str(exc))
-    record = (has_error, definitions, occurrences, exports)
-    return ("parsed", records.blobs(record), list(occurrences))
+    return ("parsed", records.blobs(record, counted=covers is None), list(record[2]), covers)
+
+
+def _covers(name: str | None, before: tuple) -> tuple | None:
+    """The names a file read for ``name`` gets rows for: ``name`` and those its scoped
+    record held (``before``); None (every name: a whole record) for ``map``, for a name
+    ``engine.extract_names`` cannot find by its bytes, and past ``SCOPED_NAMES``."""
+    if name is None or not engine.scopable(name):
+        return None
+    names = (name, *(n for n in before if n != name))
+    return names if len(names) <= SCOPED_NAMES else None
 
 
 def workers_for(env) -> int:
@@ -136,31 +149,19 @@ def _forks(workers: int, jobs: int) -> bool:
 
 
 def _results(jobs: list, workers: int, stop, used: list[int]) -> Iterator[tuple]:
-    """``_read_source`` over ``jobs``, in order (``used`` gets the processes that parse).
-    With a name, each file is read here first and only those that can hold it are parsed:
-    shipping thousands of files to workers costs more than reading them (grep's work,
-    done once)."""
-    if not jobs or jobs[0][2] is None:
-        used.append(workers if _forks(workers, len(jobs)) else 1)
-        yield from _parsed(jobs, workers, stop)
-        return
-    verdicts = []
-    for done, job in enumerate(jobs):
-        if stop is not None and stop():
-            raise Stopped(f"stopped after {done} of {len(jobs)} files to read")
-        verdicts.append(_read_source(job, parse=False))
-    to_parse = [job for job, verdict in zip(jobs, verdicts, strict=True) if verdict[0] == "parse"]
-    used.append(workers if _forks(workers, len(to_parse)) else 1)
-    parsed = _parsed(to_parse, workers, stop)
-    for verdict in verdicts:
-        yield next(parsed) if verdict[0] == "parse" else verdict
+    """``_read_source`` over ``jobs``, in order (``used`` gets the processes that read
+    them). With a name, each worker reads and sifts its own files and parses those that
+    can hold the name as it finds them: the parse starts with the first file, not after a
+    pass over every file here."""
+    used.append(workers if _forks(workers, len(jobs)) else 1)
+    yield from _parsed(jobs, workers, stop)
 
 
 def _parsed(jobs: list, workers: int, stop) -> Iterator[tuple]:
     """``_read_source`` over ``jobs``, in order: in this process, or on ``workers`` forked
     processes when there is enough to share. tree-sitter's parse releases the GIL, but its
-    queries and the record building (half the time) hold it, so threads would not scale.
-    Only a single-threaded caller (the CLI) forks; the daemon passes ``workers=1``."""
+    queries and the record building hold it, so threads would not scale. Only a
+    single-threaded caller (the CLI) forks; the daemon passes ``workers=1``."""
     if not _forks(workers, len(jobs)):
         for done, job in enumerate(jobs):
             if stop is not None and stop():
@@ -209,8 +210,10 @@ def scan(
     the cache is not opened: its record comes from the cache, and with ``name`` only when
     the cache's name postings say it holds the name. Records carry definitions, plus
     reference counts without ``name`` (``map``) and the name's occurrences with
-    ``occurrences`` (``refs``); with ``definitions`` False too, a record from the cache
-    carries none (None: ``Scan.definitions`` loads a file's when asked). ``stop`` (a
+    ``occurrences`` (``refs``); with ``definitions`` False too, a record carries none
+    (None: ``Scan.definitions`` loads a file's when asked). A file parsed for ``name`` is
+    classified for that name alone (and those its cached record covered: ``_covers``),
+    not for every identifier it holds, and cached as scoped to them. ``stop`` (a
     callable) is asked before each file read; when it says True the scan ends with
     ``Stopped`` (nothing is saved to the cache).
     """
@@ -223,9 +226,15 @@ def scan(
         _from_cache(tree, store, tally, usable, name, stop, occurrences, defining, definitions)
     counts, no_grammar, kept, todo = tally.counts, tally.no_grammar, tally.kept, tally.todo
     prefix = tree.prefix
-    jobs = [(prefix + rel, lang, name, defining) for rel, lang, _st in todo]
+    jobs = [
+        (prefix + rel, lang, name, defining, _covers(name, before))
+        for rel, lang, _st, before in todo
+    ]
     used = [1]
-    for (rel, language, st), result in zip(todo, _results(jobs, workers, stop, used), strict=True):
+    rows_only = name is not None and occurrences and not definitions
+    for (rel, language, st, _b), result in zip(
+        todo, _results(jobs, workers, stop, used), strict=True
+    ):
         outcome = result[0]
         if outcome == "missing":
             counts["missing"] += 1
@@ -241,16 +250,20 @@ def scan(
             store.put_absent(rel, st, language, UNDEFINED + name)
             counts["without_definition"] += 1
         else:
-            blobs, names = result[1], result[2]
-            store.put_record(rel, st, language, blobs, names)
+            blobs, names, covers = result[1], result[2], result[3]
+            store.put_record(rel, st, language, blobs, names, covers)
             counts["parsed"] += 1
-            head = marshal.loads(blobs[records.HEAD])
-            extra = None
-            if name is None:
-                extra = marshal.loads(blobs[records.COUNTS])
-            elif occurrences:
-                extra = blobs[records.OCCURRENCES]
-            tally.keep(rel, language, _record(head, extra, name, occurrences))
+            if rows_only:  # refs: the rows alone; a shown row's scope is loaded for it
+                record = _rows_record(blobs[records.OCCURRENCES], name)
+            else:
+                head = marshal.loads(blobs[records.HEAD])
+                extra = None
+                if name is None:
+                    extra = marshal.loads(blobs[records.COUNTS])
+                elif occurrences:
+                    extra = blobs[records.OCCURRENCES]
+                record = _record(head, extra, name, occurrences)
+            tally.keep(rel, language, record)
     kept.sort(key=lambda item: item[0])
     _prune(store, tree, tally.seen)
     store.save()
@@ -307,7 +320,8 @@ class _Tally:
         self.languages: Counter[str] = Counter()
         self.kept: list[tuple[str, str, Read]] = []
         self.seen: set[str] = set()
-        self.todo: list[tuple[str, str, os.stat_result]] = []
+        # (relative path, language, stat, the names its scoped record covers: or ())
+        self.todo: list[tuple[str, str, os.stat_result, tuple]] = []
 
     def keep(self, rel: str, language: str, record: Read) -> None:
         self.languages[language] += 1
@@ -328,7 +342,9 @@ def _from_cache(
     definitions: bool,
 ) -> None:
     """``stat`` every source file: keep the cached record of each unchanged one that can
-    hold ``name``, and leave the rest to read (``tally.todo``)."""
+    hold ``name``, and leave the rest to read (``tally.todo``). A record of some names
+    alone (``cache.covers``) answers for those names only: for another it is read again
+    (and covers both), unless that name's sift already found the file without it."""
     known = store.holders(name) if name is not None else None
     known_undefined = (
         store.holders(UNDEFINED + name)[1]
@@ -341,7 +357,7 @@ def _from_cache(
     prefix, total = tree.prefix, len(tree.paths)
     # one pass of thousands of files: names held locally, counts kept in ints
     files_get, os_stat, is_regular, large = store.files.get, os.stat, stat.S_ISREG, MAX_FILE_BYTES
-    binary, unparsed = cache.BINARY, cache.UNPARSED
+    binary, unparsed, covers_at = cache.BINARY, cache.UNPARSED, cache.COVERS
     missing = other = skipped_large = skipped_binary = without = undefined = 0
     for rel, language in zip(tree.paths, tree.languages, strict=True):
         if stop is not None and stop():
@@ -368,7 +384,7 @@ def _from_cache(
             or entry[1] != st.st_size
             or entry[2] != st.st_ino
         ):
-            todo.append((rel, language, st))
+            todo.append((rel, language, st, ()))
             continue
         where = entry[5]
         if where == binary:
@@ -380,7 +396,16 @@ def _from_cache(
             elif entry[3] in known_undefined:
                 undefined += 1
             else:
-                todo.append((rel, language, st))
+                todo.append((rel, language, st, ()))
+            continue
+        covered = entry[covers_at] if len(entry) > covers_at else None
+        if covered is not None and name not in covered:  # (map: a name of None)
+            if name is not None and entry[3] in absent:
+                without += 1
+            elif entry[3] in known_undefined:
+                undefined += 1
+            else:
+                todo.append((rel, language, st, covered))
             continue
         if holding is not None and entry[3] not in holding:
             without += 1
@@ -390,7 +415,7 @@ def _from_cache(
         else:
             record = _cached_record(store, entry, name, occurrences)
         if record is None:
-            todo.append((rel, language, st))  # the cache lost it: read it again
+            todo.append((rel, language, st, ()))  # the cache lost it: read it again
             continue
         tally.counts["from_cache"] += 1
         tally.keep(rel, language, record)
@@ -445,7 +470,7 @@ def _definitions_of(store: cache.Store, prefix: str, rel: str, language: str) ->
         head = store.part(entry, records.HEAD)
         store.close()
     if head is None:
-        result = _read_source((prefix + rel, language, None, False))
+        result = _read_source((prefix + rel, language, None, False, None))
         if result[0] != "parsed":
             return []
         head = marshal.loads(result[1][records.HEAD])

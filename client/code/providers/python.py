@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 import builtins
-import re
 
-from relore.client.code.providers.base import MAX_EXPORTS, Provider
+from relore.client.code.providers.base import MAX_EXPORTS, AfterKeyword, Provider
 
 TYPE_CHECKING = False  # typing stays unimported: a cached answer's start counts
 if TYPE_CHECKING:
@@ -148,12 +147,10 @@ class PythonProvider(Provider):
     builtin_methods = frozenset(n for t in _BUILTIN_TYPES for n in dir(t) if not n.startswith("_"))
     entry_files = ("__init__.py",)
 
-    def definition_pattern(self, name: str) -> re.Pattern[bytes] | None:
+    def definition_pattern(self, name: str) -> AfterKeyword:
         # `def name`, `async def name`, `class name`: a keyword, then whitespace or a
         # line continuation, then the name
-        return re.compile(
-            rb"(?:def|class)[\s\\]+" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])"
-        )
+        return AfterKeyword((b"def", b"class"), b" \t\n\r\f\v\\", name)
 
     def exports(self, root: Any, source: bytes) -> tuple[list[str] | None, list[tuple]]:
         """``__all__`` as its literals build it (``=``, ``+=``, ``+``, ``.extend``,
