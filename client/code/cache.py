@@ -12,9 +12,10 @@ one directory per tree root:
   record is three blobs (``records.py``): its head (syntax errors, definitions: what
   ``defs`` reads), its reference counts per name (what ``map`` adds) and its occurrences,
   found by name (``refs`` unpacks one name). A record ``defs``/``refs`` parsed for a name
-  is scoped: its head whole, no counts, and the occurrences of the names it covers alone
-  (the entry's ``COVERS`` field; ``engine.extract_names``), which answers for those names
-  and no other: ``map`` or another name reads the file again.
+  is scoped to the names it covers (the entry's ``COVERS`` field;
+  ``engine.extract_names``): its head holds the definitions around their places alone and
+  no exports, it has no counts, and its occurrences are theirs. It answers for those
+  names and no other: ``map`` or another name reads the file again.
 - ``names-<generation>-<k>.marshal`` (``SHARDS`` shards by the name's CRC): per name, the
   file ids whose record holds it (``postings``; a scoped record: of the names it covers),
   and the ids of files read and found without it but not parsed for it (``absent``, for

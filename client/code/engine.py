@@ -49,9 +49,11 @@ def _text(source: bytes, node: Any) -> str:
     return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def _definitions(provider: Provider, source: bytes, root: Any, query: Any, ts: Any) -> list:
+def _definitions(provider: Provider, source: bytes, matches) -> list:
+    """The definitions the definitions query's ``matches`` describe (a name's first match
+    wins), each qualified by the definitions around it."""
     items: dict[int, tuple] = {}
-    for _pattern, captures in ts.QueryCursor(query).matches(root):
+    for _pattern, captures in matches:
         names = captures.get("name")
         if not names:
             continue
@@ -99,17 +101,18 @@ def _definitions(provider: Provider, source: bytes, root: Any, query: Any, ts: A
     return found
 
 
-def _parse(provider: Provider, source: bytes) -> tuple[Any, Any, Any, list[Definition]]:
-    """(tree_sitter module, references query, the tree's root, the file's definitions)."""
+def _parse(provider: Provider, source: bytes) -> tuple[Any, Any, Any, Any]:
+    """(tree_sitter module, definitions query, references query, the tree's root)."""
     global parses
     ts, parser, defs_query, refs_query = provider.load()
     root = parser.parse(source).root_node  # (a node keeps its tree)
     parses += 1
-    return ts, refs_query, root, _definitions(provider, source, root, defs_query, ts)
+    return ts, defs_query, refs_query, root
 
 
 def extract(provider: Provider, source: bytes) -> Record:
-    ts, refs_query, root, definitions = _parse(provider, source)
+    ts, defs_query, refs_query, root = _parse(provider, source)
+    definitions = _definitions(provider, source, ts.QueryCursor(defs_query).matches(root))
     strongest: dict[int, tuple[int, Any]] = {}
     dotted: set[int] = set()
     for capture, nodes in ts.QueryCursor(refs_query).captures(root).items():
@@ -153,61 +156,72 @@ def _encodes(name: str) -> bool:
 
 
 def extract_names(provider: Provider, source: bytes, names) -> Record:
-    """``extract``'s record with the occurrences of ``names`` alone (each ``scopable``):
-    the same definitions, syntax-error flag and exports, and for each name exactly the rows
-    ``extract`` gives it, without capturing every identifier of the file.
+    """``extract``'s record scoped to ``names`` (each ``scopable``): for each name exactly
+    the rows ``extract`` gives it, and of the definitions those that hold a place of a name
+    (every definition of one, each with what encloses it: what ``defs`` of these names and
+    ``refs``' scopes read), the same syntax-error flag, and no exports (``map`` reads
+    them, and never from a scoped record); without capturing every identifier, or
+    matching every definition, of the file.
 
     Only where a name's bytes sit can a node spell it (a node's text is its bytes decoded,
     and a scopable name has one encoding), so each place its bytes start is looked at: the
-    smallest node spanning them must span exactly them, then the reference query runs over
-    that place alone (a byte either side, so a zero-width node there is seen too) and the
-    strongest capture starting there is kept, as ``extract`` keeps it."""
-    ts, refs_query, root, definitions = _parse(provider, source)
-    definition_bytes = {d[7] for d in definitions}
-    cursor = None
-    occurrences: dict[str, list[Occurrence]] = {}
-    size = len(source)
+    smallest node spanning them must span exactly them. The definitions query runs over
+    each such place alone (the definitions holding it: a definition's parents hold it
+    too, so each is qualified as in the whole file), then the references query (a byte
+    either side, so a zero-width node there is seen too), and the strongest capture
+    starting there is kept, as ``extract`` keeps it."""
+    ts, defs_query, refs_query, root = _parse(provider, source)
+    names = tuple(dict.fromkeys(names))
+    spans: list[tuple[str, int, int]] = []  # (name, start, end): where a node spells it
+    matches: list = []
     for name in names:
         needle = name.encode("utf-8")
-        width = len(needle)
-        rows: list[Occurrence] = []
-        captured: set[int] = set()
         at = source.find(needle)
         while at >= 0:
-            end = at + width
+            end = at + len(needle)
             node = root.descendant_for_byte_range(at, end)
             if node is not None and node.start_byte == at and node.end_byte == end:
-                if cursor is None:
-                    cursor = ts.QueryCursor(refs_query)
-                cursor.set_byte_range(max(0, at - 1), min(size, end + 1))
-                strongest = None
-                dotted = False
-                for capture, nodes in cursor.captures(root).items():
-                    code = KIND_CODE[capture]
-                    for found in nodes:
-                        if found.start_byte != at:
-                            continue
-                        if code == ATTRIBUTE:
-                            dotted = True
-                        if strongest is None or code < strongest[0]:
-                            strongest = (code, found)
-                if strongest is not None:
-                    captured.add(at)
-                    code, found = strongest
-                    if found.end_byte == end:
-                        point = found.start_point
-                        if at in definition_bytes:
-                            code = 0
-                        elif dotted:
-                            code |= THROUGH
-                        rows.append((at, point.row + 1, point.column + 1, code))
+                spans.append((name, at, end))
             at = source.find(needle, at + 1)
-        for d in definitions:
-            if d[0] == name and d[7] not in captured:
-                rows.append((d[7], d[3], d[4], 0))
-        if rows:
-            occurrences[name] = rows
-    return (root.has_error, definitions, occurrences, provider.exports(root, source))
+    if spans:
+        cursor = ts.QueryCursor(defs_query)
+        for _name, at, _end in spans:
+            cursor.set_byte_range(at, at + 1)
+            matches.extend(cursor.matches(root))
+    definitions = _definitions(provider, source, matches)
+    definition_bytes = {d[7] for d in definitions}
+    cursor = ts.QueryCursor(refs_query) if spans else None
+    size = len(source)
+    occurrences: dict[str, list[Occurrence]] = {}
+    captured: set[int] = set()
+    for name, at, end in spans:
+        cursor.set_byte_range(max(0, at - 1), min(size, end + 1))
+        strongest = None
+        dotted = False
+        for capture, nodes in cursor.captures(root).items():
+            code = KIND_CODE[capture]
+            for found in nodes:
+                if found.start_byte != at:
+                    continue
+                if code == ATTRIBUTE:
+                    dotted = True
+                if strongest is None or code < strongest[0]:
+                    strongest = (code, found)
+        if strongest is None:
+            continue
+        captured.add(at)
+        code, found = strongest
+        if found.end_byte == end:
+            point = found.start_point
+            if at in definition_bytes:
+                code = 0
+            elif dotted:
+                code |= THROUGH
+            occurrences.setdefault(name, []).append((at, point.row + 1, point.column + 1, code))
+    for d in definitions:
+        if d[0] in names and d[7] not in captured:
+            occurrences.setdefault(d[0], []).append((d[7], d[3], d[4], 0))
+    return (root.has_error, definitions, occurrences, None)
 
 
 def counts(occurrences: dict[str, list[Occurrence]]) -> dict[str, tuple[int, int]]:

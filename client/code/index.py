@@ -213,7 +213,8 @@ def scan(
     ``occurrences`` (``refs``); with ``definitions`` False too, a record carries none
     (None: ``Scan.definitions`` loads a file's when asked). A file parsed for ``name`` is
     classified for that name alone (and those its cached record covered: ``_covers``),
-    not for every identifier it holds, and cached as scoped to them. ``stop`` (a
+    not for every identifier it holds, and cached as scoped to them: its definitions are
+    then those around the name's places, what ``defs`` and ``refs`` of it read. ``stop`` (a
     callable) is asked before each file read; when it says True the scan ends with
     ``Stopped`` (nothing is saved to the cache).
     """
