@@ -26,6 +26,9 @@ MAX_FILE_BYTES = 1_000_000
 
 # fewer files to read than this are read in this process: forking costs more than it saves
 POOL_MIN_FILES = 64
+# files a worker is handed at once: fewer cost more round trips, more leave one worker
+# busy at the end while the others wait
+CHUNK_FILES = 64
 # the cache's name for "holds the name but defines none of it" (a space: no identifier has one)
 UNDEFINED = "defines no "
 LOCATIONS_PER_NAME = 3
@@ -116,6 +119,13 @@ def _read_source(job: tuple[str, str, str | None, bool, tuple | None]) -> tuple:
     return ("parsed", records.blobs(record, counted=covers is None), list(record[2]), covers)
 
 
+def _largest_first(todo: list) -> None:
+    """The files to read, largest first (the records are sorted by path after): workers
+    take them in chunks as they finish one, so the last chunks are small files and no
+    worker is left parsing a large one while the others wait."""
+    todo.sort(key=lambda item: -item[2].st_size)
+
+
 def _covers(name: str | None, before: tuple) -> tuple | None:
     """The names a file read for ``name`` gets rows for: ``name`` and those its scoped
     record held (``before``); None (every name: a whole record) for ``map``, for a name
@@ -175,7 +185,7 @@ def _parsed(jobs: list, workers: int, stop) -> Iterator[tuple]:
     for language in {job[1] for job in jobs}:  # loaded once here, not in every worker
         with contextlib.suppress(GrammarUnavailable):
             registry.by_name(language).load()
-    chunk = max(1, min(64, len(jobs) // (workers * 8)))
+    chunk = max(1, min(CHUNK_FILES, len(jobs) // (workers * 8)))
     context = multiprocessing.get_context("fork")
     done = 0
     try:
@@ -226,6 +236,8 @@ def scan(
         tally = _Tally(tree.other)
         _from_cache(tree, store, tally, usable, name, stop, occurrences, defining, definitions)
     counts, no_grammar, kept, todo = tally.counts, tally.no_grammar, tally.kept, tally.todo
+    if workers > 1:
+        _largest_first(todo)
     prefix = tree.prefix
     jobs = [
         (prefix + rel, lang, name, defining, _covers(name, before))
