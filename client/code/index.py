@@ -356,7 +356,7 @@ def _from_cache(
 ) -> None:
     """``stat`` every source file: keep the cached record of each unchanged one that can
     hold ``name``, and leave the rest to read (``tally.todo``). A record of some names
-    alone (``cache.covers``) answers for those names only: for another it is read again
+    alone (its ``cache.COVERS`` field) answers for those names only: for another it is read again
     (and covers both), unless that name's sift already found the file without it."""
     known = store.holders(name) if name is not None else None
     known_undefined = (
@@ -427,8 +427,8 @@ def _from_cache(
             record = _rows_record(store.blob(entry, records.OCCURRENCES), name)
         else:
             record = _cached_record(store, entry, name, occurrences)
-        if record is None:
-            todo.append((rel, language, st, ()))  # the cache lost it: read it again
+        if record is None:  # the cache lost it: read it again
+            todo.append((rel, language, st, covered or ()))
             continue
         tally.counts["from_cache"] += 1
         tally.keep(rel, language, record)
