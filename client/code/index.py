@@ -151,11 +151,7 @@ def workers_for(env) -> int:
 
 
 def _forks(workers: int, jobs: int) -> bool:
-    if workers <= 1 or jobs < POOL_MIN_FILES:
-        return False
-    import multiprocessing  # here: a cached answer never pays for the import
-
-    return "fork" in multiprocessing.get_all_start_methods()
+    return workers > 1 and jobs >= POOL_MIN_FILES and hasattr(os, "fork")
 
 
 def _results(jobs: list, workers: int, stop, used: list[int]) -> Iterator[tuple]:
@@ -178,27 +174,136 @@ def _parsed(jobs: list, workers: int, stop) -> Iterator[tuple]:
                 raise Stopped(f"stopped after {done} of {len(jobs)} files to read")
             yield _read_source(job)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
     for language in {job[1] for job in jobs}:  # loaded once here, not in every worker
         with contextlib.suppress(GrammarUnavailable):
             registry.by_name(language).load()
     chunk = max(1, min(CHUNK_FILES, len(jobs) // (workers * 8)))
-    context = multiprocessing.get_context("fork")
+    chunks = [jobs[at : at + chunk] for at in range(0, len(jobs), chunk)]
+    pool = _Pool(min(workers, len(chunks)))
     done = 0
     try:
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            for result in pool.map(_read_source, jobs, chunksize=chunk):
+        for results in pool.run(chunks):
+            for result in results:
                 if stop is not None and stop():
-                    pool.shutdown(wait=False, cancel_futures=True)
                     raise Stopped(f"stopped after {done} of {len(jobs)} files to read")
                 done += 1
                 yield result
-    except BrokenProcessPool:
+    except _Broken:
         # a worker died (killed, out of memory): finish here, where an error is visible
         yield from _parsed(jobs[done:], 1, stop)
+    finally:
+        pool.close()
+
+
+class _Broken(Exception):
+    """A worker process ended before answering."""
+
+
+def _send(fd: int, payload: bytes) -> None:
+    view = memoryview(len(payload).to_bytes(8, "little") + payload)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _receive(fd: int) -> bytes | None:
+    """One message, None at the end of the pipe (before any byte of one)."""
+    head = _exactly(fd, 8)
+    return None if head is None else _exactly(fd, int.from_bytes(head, "little"))
+
+
+def _exactly(fd: int, size: int) -> bytes | None:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            if left == size:
+                return None
+            raise _Broken("a message cut short")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+class _Pool:
+    """Forked workers, each handed a chunk of jobs at a time over a pipe and answering
+    with its results, marshalled (jobs and results are plain tuples, bytes and strings):
+    nothing imported for it (``concurrent.futures`` and ``multiprocessing`` cost a cold
+    answer 40-100 ms) and no thread beside this one. A worker is handed its next chunk
+    while it works on one, when the chunk is small enough to wait in the pipe."""
+
+    PREFETCH_BYTES = 16_384  # below a pipe's buffer: a write that never waits on a busy worker
+
+    def __init__(self, workers: int):
+        self.children: list[tuple[int, int, int]] = []  # (pid, its jobs fd, its results fd)
+        for _ in range(workers):
+            jobs_r, jobs_w = os.pipe()
+            results_r, results_w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker: never returns
+                for _pid, theirs_w, theirs_r in self.children:
+                    os.close(theirs_w)  # another worker's pipes: its ends stay its own
+                    os.close(theirs_r)
+                os.close(jobs_w)
+                os.close(results_r)
+                _work(jobs_r, results_w)
+            os.close(jobs_r)
+            os.close(results_w)
+            self.children.append((pid, jobs_w, results_r))
+
+    def run(self, chunks: list[list]) -> Iterator[list]:
+        """Each chunk's results, in the chunks' order."""
+        import select  # (a built-in module: no cost)
+
+        pending = list(reversed(range(len(chunks))))  # the next chunk to hand out: last
+        handed: dict[int, list[int]] = {fd: [] for _pid, _w, fd in self.children}
+        writer = {fd: w for _pid, w, fd in self.children}
+        finished: dict[int, list] = {}
+        ready = 0
+
+        def hand(fd: int) -> None:
+            while pending and len(handed[fd]) < 2:
+                payload = marshal.dumps(chunks[pending[-1]])
+                if handed[fd] and len(payload) > self.PREFETCH_BYTES:
+                    return  # waits for the worker to be idle
+                handed[fd].append(pending.pop())
+                _send(writer[fd], payload)
+
+        for fd in handed:
+            hand(fd)
+        while ready < len(chunks):
+            busy = [fd for fd, queue in handed.items() if queue]
+            for fd in select.select(busy, [], [])[0]:
+                message = _receive(fd)
+                if message is None:
+                    raise _Broken("a worker ended")
+                finished[handed[fd].pop(0)] = marshal.loads(message)
+                hand(fd)
+            while ready in finished:
+                yield finished.pop(ready)
+                ready += 1
+
+    def close(self) -> None:
+        for pid, jobs_w, results_r in self.children:
+            for fd in (jobs_w, results_r):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)  # done or stopped: nothing of its is waited for
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+        self.children = []
+
+
+def _work(jobs_r: int, results_w: int) -> None:
+    """A worker's life: read chunks until the pipe ends, answer each; then leave without
+    running any of the parent's exit handlers."""
+    status = 1
+    try:
+        while (message := _receive(jobs_r)) is not None:
+            _send(results_w, marshal.dumps([_read_source(job) for job in marshal.loads(message)]))
+        status = 0
+    finally:
+        os._exit(status)
 
 
 def scan(

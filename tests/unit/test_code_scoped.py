@@ -221,3 +221,38 @@ def test_the_byte_sifts_find_what_the_patterns_they_replace_found(data, name):
     pattern = re.compile(rb"(?:def|class)[\s\\]+" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
     new = base.AfterKeyword((b"def", b"class"), b" \t\n\r\f\v\\", name)
     assert new.search(data) == bool(pattern.search(data))
+
+
+def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path, env, monkeypatch):
+    files = {f"m{i:03d}.py": f"def f{i}():\n    return needle({i})\n" for i in range(90)}
+    root = write_tree(tmp_path / "tree", files)
+    here, real, read_here = os.getpid(), index._read_source, []
+
+    def dies_in_a_worker(job):
+        if os.getpid() != here and job[0].endswith("m042.py"):
+            os._exit(3)  # killed, out of memory: its chunk is never answered
+        if os.getpid() == here:
+            read_here.append(os.path.basename(job[0]))
+        return real(job)
+
+    monkeypatch.setattr(index, "_read_source", dies_in_a_worker)
+    page = index.refs("needle", str(root), env, workers=2, limit=200)
+    assert "m042.py" in read_here  # finished here
+    alone = {**env, "RELORE_CODE_CACHE": str(tmp_path / "alone")}
+    assert _answer(page) == _answer(index.refs("needle", str(root), alone, limit=200))
+    assert page["total"] == 90 and page["files"]["parsed"] == 90
+
+
+def test_a_stopped_scan_on_workers_leaves_no_worker_behind(tmp_path, env):
+    files = {f"m{i:03d}.py": f"def f{i}():\n    return needle({i})\n" for i in range(90)}
+    root = write_tree(tmp_path / "tree", files)
+    asked = []
+
+    def stop() -> bool:  # once per file statted, then once per file read: stop midway
+        asked.append(1)
+        return len(asked) > 90 + 10
+
+    with pytest.raises(index.Stopped, match="stopped after 10 of 90 files"):
+        index.scan(str(root), env, name="needle", occurrences=True, workers=2, stop=stop)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # every worker reaped
