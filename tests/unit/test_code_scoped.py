@@ -26,6 +26,12 @@ def env(tmp_path):
     return {"RELORE_CODE_CACHE": str(tmp_path / "cache"), "HOME": str(tmp_path / "home")}
 
 
+@pytest.fixture
+def sparse(monkeypatch):
+    """Every file scoped however dense the name is in it (these trees are tiny)."""
+    monkeypatch.setattr(index, "DENSE_BYTES", 0)
+
+
 def _source(language: str, stem: str = "sample") -> bytes:
     return (FIXTURES / language / f"{stem}{PROVIDERS[language].extensions[0]}").read_bytes()
 
@@ -102,7 +108,9 @@ TREE = {
 }
 
 
-def test_a_cold_refs_or_defs_captures_no_identifier_but_the_names(tmp_path, env, monkeypatch):
+def test_a_cold_refs_or_defs_captures_no_identifier_but_the_names(
+    tmp_path, env, monkeypatch, sparse
+):
     # the whole record captures every identifier of a file (most of a cold refs' time)
     root = write_tree(tmp_path / "tree", TREE)
     whole, scoped = _Counted(monkeypatch, "extract"), _Counted(monkeypatch, "extract_names")
@@ -131,7 +139,9 @@ def _verbs(root: Path, env: dict) -> dict:
     }
 
 
-def test_a_record_scoped_to_one_name_is_never_read_for_another_name_or_the_map(tmp_path, env):
+def test_a_record_scoped_to_one_name_is_never_read_for_another_name_or_the_map(
+    tmp_path, env, sparse
+):
     root = write_tree(tmp_path / "tree", TREE)
     fresh = {}
     for verb, page in _verbs(root, env).items():  # each on an empty cache: a whole answer
@@ -146,7 +156,7 @@ def test_a_record_scoped_to_one_name_is_never_read_for_another_name_or_the_map(t
 
 
 def test_a_scoped_record_answers_its_names_from_the_cache_and_reads_the_file_for_another(
-    tmp_path, env
+    tmp_path, env, sparse
 ):
     root = write_tree(tmp_path / "tree", TREE)
     index.refs("shared", str(root), env)
@@ -166,7 +176,7 @@ def test_a_scoped_record_answers_its_names_from_the_cache_and_reads_the_file_for
 
 
 def test_a_file_asked_for_more_than_scoped_names_names_keeps_a_whole_record(
-    tmp_path, env, monkeypatch
+    tmp_path, env, monkeypatch, sparse
 ):
     monkeypatch.setattr(index, "SCOPED_NAMES", 2)
     root = write_tree(tmp_path / "tree", {"m.py": "a = b = c = 1\nprint(a, b, c)\n"})
@@ -256,3 +266,14 @@ def test_a_stopped_scan_on_workers_leaves_no_worker_behind(tmp_path, env):
         index.scan(str(root), env, name="needle", occurrences=True, workers=2, stop=stop)
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # every worker reaped
+
+
+def test_a_file_dense_with_the_name_gets_a_whole_record_the_cheaper_one(tmp_path, env):
+    # each place costs a scoped record two small queries: past DENSE_BYTES a place, a
+    # whole record costs less, and serves every later name and the map too
+    root = write_tree(
+        tmp_path / "tree", {"d.py": "x = x + x\n" * 50, "s.py": "x = 1\n" + "#\n" * 60}
+    )
+    assert index.refs("x", str(root), env)["total"] == 151
+    store = _store(env, root)
+    assert len(store["d.py"]) == cache.COVERS and store["s.py"][cache.COVERS] == ("x",)
