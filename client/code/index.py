@@ -180,9 +180,10 @@ def _parsed(jobs: list, workers: int, stop) -> Iterator[tuple]:
                 raise Stopped(f"stopped after {done} of {len(jobs)} files to read")
             yield _read_source(job)
         return
-    for language in {job[1] for job in jobs}:  # loaded once here, not in every worker
-        with contextlib.suppress(GrammarUnavailable):
-            registry.by_name(language).load()
+    if jobs[0][2] is None:  # every file parsed (map): loaded once here, not in each worker
+        for language in {job[1] for job in jobs}:
+            with contextlib.suppress(GrammarUnavailable):
+                registry.by_name(language).load()
     chunk = max(1, min(CHUNK_FILES, len(jobs) // (workers * 8)))
     chunks = [jobs[at : at + chunk] for at in range(0, len(jobs), chunk)]
     pool = _Pool(min(workers, len(chunks)))
@@ -353,8 +354,9 @@ def scan(
     if workers > 1:
         _largest_first(todo)
     prefix = tree.prefix
+    alone = _covers(name, ())  # a file with no scoped record (most): its name alone
     jobs = [
-        (prefix + rel, lang, name, defining, _covers(name, before))
+        (prefix + rel, lang, name, defining, _covers(name, before) if before else alone)
         for rel, lang, _st, before in todo
     ]
     used = [1]
