@@ -189,12 +189,11 @@ def _parsed(jobs: list, workers: int, stop) -> Iterator[tuple]:
     pool = _Pool(min(workers, len(chunks)))
     done = 0
     try:
-        for results in pool.run(chunks):
-            for result in results:
-                if stop is not None and stop():
-                    raise Stopped(f"stopped after {done} of {len(jobs)} files to read")
-                done += 1
-                yield result
+        for result in pool.run(chunks):
+            if stop is not None and stop():
+                raise Stopped(f"stopped after {done} of {len(jobs)} files to read")
+            done += 1
+            yield result
     except _Broken:
         # a worker died (killed, out of memory): finish here, where an error is visible
         yield from _parsed(jobs[done:], 1, stop)
@@ -257,8 +256,10 @@ class _Pool:
             os.close(results_w)
             self.children.append((pid, jobs_w, results_r))
 
-    def run(self, chunks: list[list]) -> Iterator[list]:
-        """Each chunk's results, in the chunks' order."""
+    def run(self, chunks: list[list]) -> Iterator[tuple]:
+        """Every result, in the chunks' order. Before each, what any worker has finished
+        is taken in: a worker whose answer waited in its pipe while this process used the
+        one before it would wait idle (a chunk of large files answers megabytes)."""
         import select  # (a built-in module: no cost)
 
         pending = list(reversed(range(len(chunks))))  # the next chunk to hand out: last
@@ -278,19 +279,29 @@ class _Pool:
                 except OSError:  # (a pipe whose worker is gone)
                     raise _Broken("a worker ended") from None
 
-        for fd in handed:
-            hand(fd)
-        while ready < len(chunks):
+        def take_in(wait: float | None) -> None:
             busy = [fd for fd, queue in handed.items() if queue]
-            for fd in select.select(busy, [], [])[0]:
+            if not busy:  # all answered; waiting on none would wait for ever
+                if wait is None:
+                    raise _Broken("no worker holds the chunk awaited")
+                return
+            for fd in select.select(busy, [], [], wait)[0]:
                 message = _receive(fd)
                 if message is None:
                     raise _Broken("a worker ended")
                 finished[handed[fd].pop(0)] = marshal.loads(message)
                 hand(fd)
-            while ready in finished:
-                yield finished.pop(ready)
-                ready += 1
+
+        for fd in handed:
+            hand(fd)
+        while ready < len(chunks):
+            if ready not in finished:
+                take_in(None)
+                continue
+            for result in finished.pop(ready):
+                take_in(0)
+                yield result
+            ready += 1
 
     def close(self) -> None:
         for pid, jobs_w, results_r in self.children:
