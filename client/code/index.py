@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP, cache, engine, records, registry
 from relore.client.code.listing import PathNotFound, Tree, walk
-from relore.client.code.providers.base import IDENTIFIER_BYTES, GrammarUnavailable, places
+from relore.client.code.providers.base import GrammarUnavailable
 
 __all__ = ["PathNotFound", "Tree", "defs", "refs", "repo_map", "scan", "walk"]
 
@@ -65,15 +65,26 @@ class Stopped(RuntimeError):
     """The caller's ``stop`` said stop (the daemon's deadline passed) before the scan ended."""
 
 
+# the bytes of an ASCII identifier: a whole word's neighbours are none of these
+_IDENTIFIER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
 def _holds(data: bytes, name: str) -> bool:
     """Whether ``data`` holds ``name`` as a whole word: an identifier ``parse`` never sits
     next to another identifier character, so ``parser`` and ``urlparse`` do not count. A
-    non-ASCII name (a neighbour could be a letter) only needs its bytes."""
+    non-ASCII name (a neighbour could be a letter) only needs its bytes. By ``bytes.find``:
+    sre searches a pattern that opens with a lookbehind byte by byte (7x slower here)."""
     needle = name.encode("utf-8")
     if not name.isascii():
         return needle in data
-    ident = IDENTIFIER_BYTES
-    return any(at == 0 or data[at - 1] not in ident for at in places(data, needle))
+    ident, width, size = _IDENTIFIER, len(needle), len(data)
+    at = data.find(needle)
+    while at >= 0:
+        after = at + width
+        if (at == 0 or data[at - 1] not in ident) and (after >= size or data[after] not in ident):
+            return True
+        at = data.find(needle, at + 1)
+    return False
 
 
 @functools.lru_cache(maxsize=16)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 
 TYPE_CHECKING = False  # typing stays unimported: a cached answer's start counts
 if TYPE_CHECKING:
@@ -30,46 +31,6 @@ if TYPE_CHECKING:
 # names and imports one file may declare (``exports``): more are dropped, so a hostile
 # declaration costs one file's worth of record and of ranking
 MAX_EXPORTS = 4096
-
-
-# the bytes of an ASCII identifier: a whole word's neighbours are none of these
-IDENTIFIER_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-
-
-def places(data: bytes, needle: bytes):
-    """Every place ``needle`` starts in ``data`` that no ASCII identifier byte follows,
-    overlapping ones too, by ``bytes.find`` (a C search; sre searches a pattern that opens
-    with a lookbehind or an alternation byte by byte, several times slower)."""
-    width, ident = len(needle), IDENTIFIER_BYTES
-    at = data.find(needle)
-    while at >= 0:
-        after = at + width
-        if after >= len(data) or data[after] not in ident:
-            yield at
-        at = data.find(needle, at + 1)
-
-
-class AfterKeyword:
-    """``re.compile(KEYWORD + SEPARATOR + "+" + name + "(?![A-Za-z0-9_])").search``, where
-    KEYWORD is any of ``keywords`` and SEPARATOR any byte of ``separators``, found from the
-    name's places: the maximal run of separators before a place, then a keyword before it."""
-
-    def __init__(self, keywords: tuple[bytes, ...], separators: bytes, name: str):
-        self.keywords = keywords
-        self.separators = frozenset(separators)
-        self.needle = name.encode()
-
-    def search(self, data: bytes) -> bool:
-        separators = self.separators
-        for at in places(data, self.needle):
-            start = at
-            while start > 0 and data[start - 1] in separators:
-                start -= 1
-            if start < at:
-                for keyword in self.keywords:
-                    if start >= len(keyword) and data.startswith(keyword, start - len(keyword)):
-                        return True
-        return False
 
 
 class GrammarUnavailable(RuntimeError):
@@ -149,12 +110,11 @@ class Provider:
     def failure(self) -> str | None:
         return self._failure
 
-    def definition_pattern(self, name: str) -> AfterKeyword | None:
+    def definition_pattern(self, name: str) -> re.Pattern[bytes] | None:
         """What a file's bytes must hold to define ``name`` (a superset of what the
-        definitions query finds: it may match more, never less; ``.search(data)``), so
-        ``defs`` parses no file that cannot define it. None: the language has no such
-        spelling (a JavaScript method has no keyword), and every file holding the name is
-        parsed."""
+        definitions query finds: it may match more, never less), so ``defs`` parses no file
+        that cannot define it. None: the language has no such spelling (a JavaScript method
+        has no keyword), and every file holding the name is parsed."""
         return None
 
     def is_private(self, name: str) -> bool:

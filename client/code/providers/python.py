@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import builtins
+import re
 
-from relore.client.code.providers.base import MAX_EXPORTS, AfterKeyword, Provider
+from relore.client.code.providers.base import MAX_EXPORTS, Provider
 
 TYPE_CHECKING = False  # typing stays unimported: a cached answer's start counts
 if TYPE_CHECKING:
@@ -147,10 +148,12 @@ class PythonProvider(Provider):
     builtin_methods = frozenset(n for t in _BUILTIN_TYPES for n in dir(t) if not n.startswith("_"))
     entry_files = ("__init__.py",)
 
-    def definition_pattern(self, name: str) -> AfterKeyword:
+    def definition_pattern(self, name: str) -> re.Pattern[bytes] | None:
         # `def name`, `async def name`, `class name`: a keyword, then whitespace or a
         # line continuation, then the name
-        return AfterKeyword((b"def", b"class"), b" \t\n\r\f\v\\", name)
+        return re.compile(
+            rb"(?:def|class)[\s\\]+" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])"
+        )
 
     def exports(self, root: Any, source: bytes) -> tuple[list[str] | None, list[tuple]]:
         """``__all__`` as its literals build it (``=``, ``+=``, ``+``, ``.extend``,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from relore.client.code.providers.base import AfterKeyword, Provider
+import re
+
+from relore.client.code.providers.base import Provider
 
 
 class RustProvider(Provider):
@@ -54,11 +56,11 @@ class RustProvider(Provider):
     )
     entry_files = ("lib.rs", "main.rs")
 
-    def definition_pattern(self, name: str) -> AfterKeyword:
+    def definition_pattern(self, name: str) -> re.Pattern[bytes] | None:
         # every definition the query finds follows its keyword (`fn`, `struct`, …,
         # `macro_rules!`); `r#name` is another identifier's spelling and is not matched
-        keywords = (b"fn", b"struct", b"enum", b"union", b"trait", b"type", b"mod", b"macro_rules!")
-        return AfterKeyword(keywords, b" \t\n\r\f\v", name)
+        keywords = rb"(?:fn|struct|enum|union|trait|type|mod|macro_rules!)"
+        return re.compile(keywords + rb"\s+" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
 
 
 PROVIDERS = (RustProvider(),)
