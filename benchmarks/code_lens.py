@@ -2,8 +2,8 @@
 ``relore map`` ranks packages whose entry points are known.
 
 .venv/bin/python benchmarks/code_lens.py [--path TREE] [--name NAME] [--repeat N]
-    [--verbs map,defs,refs] [--phases] [--editable | --source DIR] [--entry-points]
-    [--tuning] [--top N]
+    [--verbs map,defs,refs] [--phases] [--floor] [--editable | --source DIR]
+    [--entry-points] [--tuning] [--top N]
 
 Defaults: this venv's site-packages (thousands of installed Python files) and a common
 name. Each verb runs as a user runs it: the ``relore`` console script of relore installed
@@ -26,6 +26,11 @@ the walk goes on, the kept listings' load and the kept walk's check), the cache 
 load, the name's postings, the ``stat`` of every source file with the records read, the
 page, the JSON; and the floor no cache removes: one ``os.stat`` per source file, timed
 alone.
+
+``--floor``: what no cold ``refs NAME`` can go under, timed without relore, on every
+core: the sift alone (every Python file read and tested for the name as a whole word by
+``bytes.find``) and the parse alone (the files that hold it parsed by tree-sitter and
+nothing else, shared by size), each the least of ``--repeat``, beside grep's median.
 
 ``--entry-points``: the held-out check. ``code_lens_entry_points.jsonl`` lists each
 package's documented entry points, written before the ranking they check; for every one
@@ -248,6 +253,78 @@ def phases(relore: str, tree: str, name: str, repeat: int) -> None:
     )
 
 
+IDENTIFIER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _holds(data: bytes, needle: bytes) -> bool:
+    at = data.find(needle)
+    while at >= 0:
+        after = at + len(needle)
+        if (at == 0 or data[at - 1] not in IDENTIFIER) and (
+            after == len(data) or data[after] not in IDENTIFIER
+        ):
+            return True
+        at = data.find(needle, at + 1)
+    return False
+
+
+def _sifted(paths: list[str], needle: bytes) -> list[bytes]:
+    held = []
+    for path in paths:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        if len(data) <= 1_000_000 and _holds(data, needle):
+            held.append(data)
+    return held
+
+
+def _forked(work, parts: list) -> float:
+    """Seconds for ``work(part)`` on one forked process per part, all at once."""
+    began = time.perf_counter()
+    children = []
+    for part in parts:
+        child = os.fork()
+        if child == 0:
+            try:
+                work(part)
+            finally:
+                os._exit(0)
+        children.append(child)
+    for child in children:
+        os.waitpid(child, 0)
+    return time.perf_counter() - began
+
+
+def floor(tree: str, name: str, repeat: int) -> None:
+    """The sift and the parse of a cold ``refs NAME``, each alone (see the module's doc)."""
+    import tree_sitter
+    import tree_sitter_python
+
+    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_python.language()))
+    paths = sorted(str(p) for p in Path(tree).rglob("*.py*") if p.suffix in (".py", ".pyi"))
+    paths = [p for p in paths if os.path.isfile(p) and not os.path.islink(p)]
+    cores = len(os.sched_getaffinity(0))
+    needle = name.encode()
+    sift = min(
+        _forked(lambda part: _sifted(part, needle), [paths[k::cores] for k in range(cores)])
+        for _ in range(repeat)
+    )
+    held = sorted(_sifted(paths, needle), key=len, reverse=True)
+    parts: list[list[bytes]] = [[] for _ in range(cores)]
+    for data in held:  # the largest first, each to the least loaded process
+        min(parts, key=lambda part: sum(map(len, part))).append(data)
+    parse = min(
+        _forked(lambda part: [parser.parse(data) for data in part], parts) for _ in range(repeat)
+    )
+    grep, _ = _median(["grep", "-rn", name, "--include=*.py", tree], dict(os.environ), repeat)
+    print(
+        f"floor of a cold refs {name} on {cores} processes (the least of {repeat}): the sift "
+        f"of {len(paths)} files alone {sift:.2f} s; the parse of the {len(held)} holding it "
+        f"({sum(map(len, held)) / 1e6:.1f} MB) alone {parse:.2f} s; grep {grep:.2f} s "
+        f"(median): the parse alone {parse / grep:.1f}x grep"
+    )
+
+
 def _ranking(package_dir: str, env: dict) -> list[str]:
     """The map's whole order (page by page, as an agent would read it)."""
     from relore.client.code import index
@@ -309,6 +386,11 @@ def main() -> None:
         "--phases", action="store_true", help="where a cached refs spends its time, in process"
     )
     parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="the sift and the parse of a cold refs, each alone, without relore",
+    )
+    parser.add_argument(
         "--verbs", default="map,defs,refs", help="the verbs timed (comma-separated)"
     )
     parser.add_argument(
@@ -334,6 +416,8 @@ def main() -> None:
             speed(relore, args.path, args.name, max(1, args.repeat), args.verbs.split(","))
         if args.phases:
             phases(relore, args.path, args.name, max(1, args.repeat))
+        if args.floor:
+            floor(args.path, args.name, max(1, args.repeat))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     if args.entry_points:

@@ -11,10 +11,16 @@ one directory per tree root:
 - ``seg-*.marshal``: records, appended a run at a time and never changed; each file's
   record is three blobs (``records.py``): its head (syntax errors, definitions: what
   ``defs`` reads), its reference counts per name (what ``map`` adds) and its occurrences,
-  found by name (``refs`` unpacks one name).
+  found by name (``refs`` unpacks one name). A record ``defs``/``refs`` parsed for a name
+  is scoped to the names it covers (the entry's ``COVERS`` field;
+  ``engine.extract_names``): its head holds the definitions around their places alone and
+  no exports, it has no counts, and its occurrences are theirs. It answers for those
+  names and no other: ``map`` or another name reads the file again.
 - ``names-<generation>-<k>.marshal`` (``SHARDS`` shards by the name's CRC): per name, the
-  file ids whose record holds it (``postings``), and the ids of files read and found
-  without it but not parsed (``absent``, for the last ``ABSENT_NAMES`` names asked). A
+  file ids whose record holds it (``postings``; a scoped record: of the names it covers),
+  and the ids of files read and found without it but not parsed for it (``absent``, for
+  the last ``ABSENT_NAMES`` names asked: unparsed files, and scoped records of other
+  names). A
   name's lookup loads one shard; ``defs``/``refs`` then open only the records that hold it.
 
 - ``dirs.marshal``: the directory listings of a walk without git (``listing.py``).
@@ -34,7 +40,7 @@ import os
 import sys
 import zlib
 
-FORMAT = 4
+FORMAT = 5
 # what produces the records: tree-sitter and every grammar module
 PRODUCERS = (
     "tree_sitter",
@@ -49,6 +55,8 @@ ABSENT_NAMES = 64
 # where a file's record is: a segment name, or one of these
 UNPARSED = ""  # stat known, read for a name it lacked, not parsed
 BINARY = "-"  # not source: never parsed
+# a parsed entry's field after its blobs' lengths, in a record of some names' rows alone
+COVERS = 10
 # a run's garbage (records of changed or deleted files) is compacted away when it exceeds
 # the live records and this many bytes
 COMPACT_BYTES = 8_000_000
@@ -139,8 +147,9 @@ def _load(path: str):
 
 class Store:
     """One root's cache. ``files``: ``{relative path: (mtime_ns, size, inode, file id,
-    language, segment, offset, head length, counts length, occurrences length)}``; an
-    entry without a record stops at ``segment`` (``UNPARSED`` or ``BINARY``)."""
+    language, segment, offset, head length, counts length, occurrences length[, the names
+    a scoped record covers])}``; an entry without a record stops at ``segment``
+    (``UNPARSED`` or ``BINARY``)."""
 
     def __init__(self, env: dict[str, str] | os._Environ, root: str):
         self.root = root
@@ -251,9 +260,16 @@ class Store:
         return self.next_fid
 
     def put_record(
-        self, rel: str, st: os.stat_result, language: str, blobs: tuple[bytes, ...], names
+        self,
+        rel: str,
+        st: os.stat_result,
+        language: str,
+        blobs: tuple[bytes, ...],
+        names,
+        covers: tuple | None = None,
     ) -> None:
-        """``blobs``: the record's head, counts and occurrences, marshalled."""
+        """``blobs``: the record's head, counts and occurrences, marshalled; ``names``:
+        those it holds rows of; ``covers``: a scoped record's names (None: a whole one)."""
         if not self._segment_name:
             self._segment_name = f"seg-{_token()}.marshal"
         fid = self._fid()
@@ -266,6 +282,7 @@ class Store:
             self._segment_name,
             self._segment_size,
             *(len(blob) for blob in blobs),
+            *(() if covers is None else (tuple(covers),)),
         )
         self._segment.extend(blobs)
         self._segment_size += sum(len(blob) for blob in blobs)
@@ -275,9 +292,10 @@ class Store:
         self.files[rel] = (st.st_mtime_ns, st.st_size, st.st_ino, self._fid(), language, BINARY)
 
     def put_absent(self, rel: str, st: os.stat_result, language: str, name: str) -> None:
-        """Read, found without ``name``, not parsed."""
+        """Read, found without ``name``, not parsed (a scoped record of other names is
+        kept: it still answers for them)."""
         entry = self.get(rel, st)
-        if entry is None or entry[5] != UNPARSED:
+        if entry is None or (entry[5] != UNPARSED and len(entry) <= COVERS):
             entry = (st.st_mtime_ns, st.st_size, st.st_ino, self._fid(), language, UNPARSED)
             self.files[rel] = entry
         self._absent.setdefault(name, []).append(entry[3])
@@ -359,7 +377,7 @@ class Store:
         live: dict[str, int] = {}
         for entry in self.files.values():
             if len(entry) > 6:
-                live[entry[5]] = live.get(entry[5], 0) + sum(entry[7:])
+                live[entry[5]] = live.get(entry[5], 0) + sum(entry[7:COVERS])
         sizes = {}
         for name in self._names("seg-"):
             with contextlib.suppress(OSError):
@@ -381,7 +399,7 @@ class Store:
                     contents[entry[5]] = read_bytes(os.path.join(self.path, entry[5]))
                 except OSError:
                     contents[entry[5]] = None
-            data, size = contents[entry[5]], sum(entry[7:])
+            data, size = contents[entry[5]], sum(entry[7:COVERS])
             if data is None or entry[6] + size > len(data):
                 continue  # unreadable: dropped, parsed again next time
             blobs.append(data[entry[6] : entry[6] + size])

@@ -49,9 +49,11 @@ def _text(source: bytes, node: Any) -> str:
     return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def _definitions(provider: Provider, source: bytes, root: Any, query: Any, ts: Any) -> list:
+def _definitions(provider: Provider, source: bytes, matches) -> list:
+    """The definitions the definitions query's ``matches`` describe (a name's first match
+    wins), each qualified by the definitions around it."""
     items: dict[int, tuple] = {}
-    for _pattern, captures in ts.QueryCursor(query).matches(root):
+    for _pattern, captures in matches:
         names = captures.get("name")
         if not names:
             continue
@@ -99,13 +101,18 @@ def _definitions(provider: Provider, source: bytes, root: Any, query: Any, ts: A
     return found
 
 
-def extract(provider: Provider, source: bytes) -> Record:
+def _parse(provider: Provider, source: bytes) -> tuple[Any, Any, Any, Any]:
+    """(tree_sitter module, definitions query, references query, the tree's root)."""
     global parses
     ts, parser, defs_query, refs_query = provider.load()
-    tree = parser.parse(source)
+    root = parser.parse(source).root_node  # (a node keeps its tree)
     parses += 1
-    root = tree.root_node
-    definitions = _definitions(provider, source, root, defs_query, ts)
+    return ts, defs_query, refs_query, root
+
+
+def extract(provider: Provider, source: bytes) -> Record:
+    ts, defs_query, refs_query, root = _parse(provider, source)
+    definitions = _definitions(provider, source, ts.QueryCursor(defs_query).matches(root))
     strongest: dict[int, tuple[int, Any]] = {}
     dotted: set[int] = set()
     for capture, nodes in ts.QueryCursor(refs_query).captures(root).items():
@@ -131,6 +138,90 @@ def extract(provider: Provider, source: bytes) -> Record:
         if name_byte not in strongest:  # a name node no reference pattern describes
             occurrences.setdefault(name, []).append((name_byte, line, column, 0))
     return (root.has_error, definitions, occurrences, provider.exports(root, source))
+
+
+def scopable(name: str) -> bool:
+    """Whether ``extract_names`` can find ``name``'s rows by its bytes: its UTF-8 must be
+    the only spelling a node's text decodes to it from (no U+FFFD, which invalid bytes also
+    decode to; no lone surrogate; no NUL, which a record never keeps)."""
+    return bool(name) and "\ufffd" not in name and "\0" not in name and _encodes(name)
+
+
+def _encodes(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def extract_names(provider: Provider, source: bytes, names) -> Record:
+    """``extract``'s record scoped to ``names`` (each ``scopable``): for each name exactly
+    the rows ``extract`` gives it, and of the definitions those that hold a place of a name
+    (every definition of one, each with what encloses it: what ``defs`` of these names and
+    ``refs``' scopes read), the same syntax-error flag, and no exports (``map`` reads
+    them, and never from a scoped record); without capturing every identifier, or
+    matching every definition, of the file.
+
+    Only where a name's bytes sit can a node spell it (a node's text is its bytes decoded,
+    and a scopable name has one encoding), so each place its bytes start is looked at: the
+    smallest node spanning them must span exactly them. The definitions query runs over
+    each such place alone (the definitions holding it: a definition's parents hold it
+    too, so each is qualified as in the whole file), then the references query (a byte
+    either side, so a zero-width node there is seen too), and the strongest capture
+    starting there is kept, as ``extract`` keeps it."""
+    ts, defs_query, refs_query, root = _parse(provider, source)
+    names = tuple(dict.fromkeys(names))
+    spans: list[tuple[str, int, int]] = []  # (name, start, end): where a node spells it
+    matches: list = []
+    for name in names:
+        needle = name.encode("utf-8")
+        at = source.find(needle)
+        while at >= 0:
+            end = at + len(needle)
+            node = root.descendant_for_byte_range(at, end)
+            if node is not None and node.start_byte == at and node.end_byte == end:
+                spans.append((name, at, end))
+            at = source.find(needle, at + 1)
+    if spans:
+        cursor = ts.QueryCursor(defs_query)
+        for _name, at, _end in spans:
+            cursor.set_byte_range(at, at + 1)
+            matches.extend(cursor.matches(root))
+    definitions = _definitions(provider, source, matches)
+    definition_bytes = {d[7] for d in definitions}
+    cursor = ts.QueryCursor(refs_query) if spans else None
+    size = len(source)
+    occurrences: dict[str, list[Occurrence]] = {}
+    captured: set[int] = set()
+    for name, at, end in spans:
+        cursor.set_byte_range(max(0, at - 1), min(size, end + 1))
+        strongest = None
+        dotted = False
+        for capture, nodes in cursor.captures(root).items():
+            code = KIND_CODE[capture]
+            for found in nodes:
+                if found.start_byte != at:
+                    continue
+                if code == ATTRIBUTE:
+                    dotted = True
+                if strongest is None or code < strongest[0]:
+                    strongest = (code, found)
+        if strongest is None:
+            continue
+        captured.add(at)
+        code, found = strongest
+        if found.end_byte == end:
+            point = found.start_point
+            if at in definition_bytes:
+                code = 0
+            elif dotted:
+                code |= THROUGH
+            occurrences.setdefault(name, []).append((at, point.row + 1, point.column + 1, code))
+    for d in definitions:
+        if d[0] in names and d[7] not in captured:
+            occurrences.setdefault(d[0], []).append((d[7], d[3], d[4], 0))
+    return (root.has_error, definitions, occurrences, None)
 
 
 def counts(occurrences: dict[str, list[Occurrence]]) -> dict[str, tuple[int, int]]:

@@ -12,7 +12,6 @@ import functools
 import gc
 import marshal
 import os
-import re
 import stat
 from collections import Counter, namedtuple
 from collections.abc import Iterator
@@ -27,9 +26,19 @@ MAX_FILE_BYTES = 1_000_000
 
 # fewer files to read than this are read in this process: forking costs more than it saves
 POOL_MIN_FILES = 64
+# files a worker is handed at once: fewer cost more round trips, more leave one worker
+# busy at the end while the others wait
+CHUNK_FILES = 64
 # the cache's name for "holds the name but defines none of it" (a space: no identifier has one)
 UNDEFINED = "defines no "
 LOCATIONS_PER_NAME = 3
+# a file re-read for one more name than this keeps every name's rows (a whole record), not
+# only the names asked of it
+SCOPED_NAMES = 8
+# a name's places cost a scoped record about 16 µs each (two small queries), a whole
+# record about 1.4 parses more than the parse: past one place in this many bytes (some
+# 11,000 a megabyte, where ``self`` is one in 340 bytes) the whole record is the cheaper
+DENSE_BYTES = 100
 TEXT_CHARS = 200
 
 
@@ -56,14 +65,26 @@ class Stopped(RuntimeError):
     """The caller's ``stop`` said stop (the daemon's deadline passed) before the scan ended."""
 
 
-@functools.lru_cache(maxsize=16)
-def _word(name: str):
-    """``name`` as a whole word: an identifier ``parse`` never sits next to another
-    identifier character, so ``parser`` and ``urlparse`` do not count. None for a
-    non-ASCII name (a neighbour could be a letter): then only the bytes are tested."""
+# the bytes of an ASCII identifier: a whole word's neighbours are none of these
+_IDENTIFIER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _holds(data: bytes, name: str) -> bool:
+    """Whether ``data`` holds ``name`` as a whole word: an identifier ``parse`` never sits
+    next to another identifier character, so ``parser`` and ``urlparse`` do not count. A
+    non-ASCII name (a neighbour could be a letter) only needs its bytes. By ``bytes.find``:
+    sre searches a pattern that opens with a lookbehind byte by byte (7x slower here)."""
+    needle = name.encode("utf-8")
     if not name.isascii():
-        return None
-    return re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
+        return needle in data
+    ident, width, size = _IDENTIFIER, len(needle), len(data)
+    at = data.find(needle)
+    while at >= 0:
+        after = at + width
+        if (at == 0 or data[at - 1] not in ident) and (after >= size or data[after] not in ident):
+            return True
+        at = data.find(needle, at + 1)
+    return False
 
 
 @functools.lru_cache(maxsize=16)
@@ -84,11 +105,12 @@ def _read_bytes(full: str) -> bytes:
         os.close(handle)
 
 
-def _read_source(job: tuple[str, str, str | None, bool], parse: bool = True) -> tuple:
-    """Read one file and parse it unless it is binary or cannot hold the name (``parse``
-    False: ``("parse",)`` where it would parse). Runs in a worker process, so it returns
-    bytes: the record's three blobs as the cache stores them, and the names it holds."""
-    full, language, name, defining = job
+def _read_source(job: tuple[str, str, str | None, bool, tuple | None]) -> tuple:
+    """Read one file and parse it unless it is binary or cannot hold the name. Runs in a
+    worker process, so it returns bytes: the record's three blobs as the cache stores them,
+    the names it holds, and the names it covers: ``covers`` (from the job) when only those
+    names' rows were found (``engine.extract_names``), None for a whole record."""
+    full, language, name, defining, covers = job
     try:
         data = _read_bytes(full)
     except OSError:
@@ -96,21 +118,39 @@ def _read_source(job: tuple[str, str, str | None, bool], parse: bool = True) -> 
     if b"\0" in data[:8192]:
         return ("binary",)
     if name is not None:
-        word = _word(name)
-        if name.encode("utf-8") not in data or (word is not None and not word.search(data)):
+        if not _holds(data, name):
             return ("without",)
         definition = _definition(language, name) if defining else None
         if definition is not None and not definition.search(data):
             return ("undefined",)  # uses the name, defines none of it: not absent
-    if not parse:
-        return ("parse",)
+    if covers is not None and DENSE_BYTES * sum(data.count(n.encode()) for n in covers) > len(data):
+        covers = None
     try:
         provider = registry.by_name(language)
-        has_error, definitions, occurrences, exports = engine.extract(provider, data)
+        if covers is None:
+            record = engine.extract(provider, data)
+        else:
+            record = engine.extract_names(provider, data, covers)
     except GrammarUnavailable as exc:
         return ("no_grammar", str(exc))
-    record = (has_error, definitions, occurrences, exports)
-    return ("parsed", records.blobs(record), list(occurrences))
+    return ("parsed", records.blobs(record, counted=covers is None), list(record[2]), covers)
+
+
+def _largest_first(todo: list) -> None:
+    """The files to read, largest first (the records are sorted by path after): workers
+    take them in chunks as they finish one, so the last chunks are small files and no
+    worker is left parsing a large one while the others wait."""
+    todo.sort(key=lambda item: -item[2].st_size)
+
+
+def _covers(name: str | None, before: tuple) -> tuple | None:
+    """The names a file read for ``name`` gets rows for: ``name`` and those its scoped
+    record held (``before``); None (every name: a whole record) for ``map``, for a name
+    ``engine.extract_names`` cannot find by its bytes, and past ``SCOPED_NAMES``."""
+    if name is None or not engine.scopable(name):
+        return None
+    names = (name, *(n for n in before if n != name))
+    return names if len(names) <= SCOPED_NAMES else None
 
 
 def workers_for(env) -> int:
@@ -128,66 +168,174 @@ def workers_for(env) -> int:
 
 
 def _forks(workers: int, jobs: int) -> bool:
-    if workers <= 1 or jobs < POOL_MIN_FILES:
-        return False
-    import multiprocessing  # here: a cached answer never pays for the import
-
-    return "fork" in multiprocessing.get_all_start_methods()
+    return workers > 1 and jobs >= POOL_MIN_FILES and hasattr(os, "fork")
 
 
 def _results(jobs: list, workers: int, stop, used: list[int]) -> Iterator[tuple]:
-    """``_read_source`` over ``jobs``, in order (``used`` gets the processes that parse).
-    With a name, each file is read here first and only those that can hold it are parsed:
-    shipping thousands of files to workers costs more than reading them (grep's work,
-    done once)."""
-    if not jobs or jobs[0][2] is None:
-        used.append(workers if _forks(workers, len(jobs)) else 1)
-        yield from _parsed(jobs, workers, stop)
-        return
-    verdicts = []
-    for done, job in enumerate(jobs):
-        if stop is not None and stop():
-            raise Stopped(f"stopped after {done} of {len(jobs)} files to read")
-        verdicts.append(_read_source(job, parse=False))
-    to_parse = [job for job, verdict in zip(jobs, verdicts, strict=True) if verdict[0] == "parse"]
-    used.append(workers if _forks(workers, len(to_parse)) else 1)
-    parsed = _parsed(to_parse, workers, stop)
-    for verdict in verdicts:
-        yield next(parsed) if verdict[0] == "parse" else verdict
+    """``_read_source`` over ``jobs``, in order (``used`` gets the processes that read
+    them). With a name, each worker reads and sifts its own files and parses those that
+    can hold the name as it finds them: the parse starts with the first file, not after a
+    pass over every file here."""
+    used.append(workers if _forks(workers, len(jobs)) else 1)
+    yield from _parsed(jobs, workers, stop)
 
 
 def _parsed(jobs: list, workers: int, stop) -> Iterator[tuple]:
     """``_read_source`` over ``jobs``, in order: in this process, or on ``workers`` forked
     processes when there is enough to share. tree-sitter's parse releases the GIL, but its
-    queries and the record building (half the time) hold it, so threads would not scale.
-    Only a single-threaded caller (the CLI) forks; the daemon passes ``workers=1``."""
+    queries and the record building hold it, so threads would not scale. Only a
+    single-threaded caller (the CLI) forks; the daemon passes ``workers=1``."""
     if not _forks(workers, len(jobs)):
         for done, job in enumerate(jobs):
             if stop is not None and stop():
                 raise Stopped(f"stopped after {done} of {len(jobs)} files to read")
             yield _read_source(job)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    for language in {job[1] for job in jobs}:  # loaded once here, not in every worker
-        with contextlib.suppress(GrammarUnavailable):
-            registry.by_name(language).load()
-    chunk = max(1, min(64, len(jobs) // (workers * 8)))
-    context = multiprocessing.get_context("fork")
+    if jobs[0][2] is None:  # every file parsed (map): loaded once here, not in each worker
+        for language in {job[1] for job in jobs}:
+            with contextlib.suppress(GrammarUnavailable):
+                registry.by_name(language).load()
+    chunk = max(1, min(CHUNK_FILES, len(jobs) // (workers * 8)))
+    chunks = [jobs[at : at + chunk] for at in range(0, len(jobs), chunk)]
+    pool = _Pool(min(workers, len(chunks)))
     done = 0
     try:
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            for result in pool.map(_read_source, jobs, chunksize=chunk):
-                if stop is not None and stop():
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    raise Stopped(f"stopped after {done} of {len(jobs)} files to read")
-                done += 1
-                yield result
-    except BrokenProcessPool:
+        for result in pool.run(chunks):
+            if stop is not None and stop():
+                raise Stopped(f"stopped after {done} of {len(jobs)} files to read")
+            done += 1
+            yield result
+    except _Broken:
         # a worker died (killed, out of memory): finish here, where an error is visible
         yield from _parsed(jobs[done:], 1, stop)
+    finally:
+        pool.close()
+
+
+class _Broken(Exception):
+    """A worker process ended before answering."""
+
+
+def _send(fd: int, payload: bytes) -> None:
+    view = memoryview(len(payload).to_bytes(8, "little") + payload)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _receive(fd: int) -> bytes | None:
+    """One message, None at the end of the pipe (before any byte of one)."""
+    head = _exactly(fd, 8)
+    return None if head is None else _exactly(fd, int.from_bytes(head, "little"))
+
+
+def _exactly(fd: int, size: int) -> bytes | None:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            if left == size:
+                return None
+            raise _Broken("a message cut short")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+class _Pool:
+    """Forked workers, each handed a chunk of jobs at a time over a pipe and answering
+    with its results, marshalled (jobs and results are plain tuples, bytes and strings):
+    nothing imported for it (``concurrent.futures`` and ``multiprocessing`` cost a cold
+    answer 40-100 ms) and no thread beside this one. A worker is handed its next chunk
+    while it works on one, when the chunk is small enough to wait in the pipe."""
+
+    PREFETCH_BYTES = 16_384  # below a pipe's buffer: a write that never waits on a busy worker
+
+    def __init__(self, workers: int):
+        self.children: list[tuple[int, int, int]] = []  # (pid, its jobs fd, its results fd)
+        for _ in range(workers):
+            jobs_r, jobs_w = os.pipe()
+            results_r, results_w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker: never returns
+                for _pid, theirs_w, theirs_r in self.children:
+                    os.close(theirs_w)  # another worker's pipes: its ends stay its own
+                    os.close(theirs_r)
+                os.close(jobs_w)
+                os.close(results_r)
+                _work(jobs_r, results_w)
+            os.close(jobs_r)
+            os.close(results_w)
+            self.children.append((pid, jobs_w, results_r))
+
+    def run(self, chunks: list[list]) -> Iterator[tuple]:
+        """Every result, in the chunks' order. Before each, what any worker has finished
+        is taken in: a worker whose answer waited in its pipe while this process used the
+        one before it would wait idle (a chunk of large files answers megabytes)."""
+        import select  # (a built-in module: no cost)
+
+        pending = list(reversed(range(len(chunks))))  # the next chunk to hand out: last
+        handed: dict[int, list[int]] = {fd: [] for _pid, _w, fd in self.children}
+        writer = {fd: w for _pid, w, fd in self.children}
+        finished: dict[int, list] = {}
+        ready = 0
+
+        def hand(fd: int) -> None:
+            while pending and len(handed[fd]) < 2:
+                payload = marshal.dumps(chunks[pending[-1]])
+                if handed[fd] and len(payload) > self.PREFETCH_BYTES:
+                    return  # waits for the worker to be idle
+                handed[fd].append(pending.pop())
+                try:
+                    _send(writer[fd], payload)
+                except OSError:  # (a pipe whose worker is gone)
+                    raise _Broken("a worker ended") from None
+
+        def take_in(wait: float | None) -> None:
+            busy = [fd for fd, queue in handed.items() if queue]
+            if not busy:  # all answered; waiting on none would wait for ever
+                if wait is None:
+                    raise _Broken("no worker holds the chunk awaited")
+                return
+            for fd in select.select(busy, [], [], wait)[0]:
+                message = _receive(fd)
+                if message is None:
+                    raise _Broken("a worker ended")
+                finished[handed[fd].pop(0)] = marshal.loads(message)
+                hand(fd)
+
+        for fd in handed:
+            hand(fd)
+        while ready < len(chunks):
+            if ready not in finished:
+                take_in(None)
+                continue
+            for result in finished.pop(ready):
+                take_in(0)
+                yield result
+            ready += 1
+
+    def close(self) -> None:
+        for pid, jobs_w, results_r in self.children:
+            for fd in (jobs_w, results_r):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)  # done or stopped: nothing of its is waited for
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+        self.children = []
+
+
+def _work(jobs_r: int, results_w: int) -> None:
+    """A worker's life: read chunks until the pipe ends, answer each; then leave without
+    running any of the parent's exit handlers."""
+    status = 1
+    try:
+        while (message := _receive(jobs_r)) is not None:
+            _send(results_w, marshal.dumps([_read_source(job) for job in marshal.loads(message)]))
+        status = 0
+    finally:
+        os._exit(status)
 
 
 def scan(
@@ -209,8 +357,11 @@ def scan(
     the cache is not opened: its record comes from the cache, and with ``name`` only when
     the cache's name postings say it holds the name. Records carry definitions, plus
     reference counts without ``name`` (``map``) and the name's occurrences with
-    ``occurrences`` (``refs``); with ``definitions`` False too, a record from the cache
-    carries none (None: ``Scan.definitions`` loads a file's when asked). ``stop`` (a
+    ``occurrences`` (``refs``); with ``definitions`` False too, a record carries none
+    (None: ``Scan.definitions`` loads a file's when asked). A file parsed for ``name`` is
+    classified for that name alone (and those its cached record covered: ``_covers``),
+    not for every identifier it holds, and cached as scoped to them: its definitions are
+    then those around the name's places, what ``defs`` and ``refs`` of it read. ``stop`` (a
     callable) is asked before each file read; when it says True the scan ends with
     ``Stopped`` (nothing is saved to the cache).
     """
@@ -222,10 +373,19 @@ def scan(
         tally = _Tally(tree.other)
         _from_cache(tree, store, tally, usable, name, stop, occurrences, defining, definitions)
     counts, no_grammar, kept, todo = tally.counts, tally.no_grammar, tally.kept, tally.todo
+    if workers > 1:
+        _largest_first(todo)
     prefix = tree.prefix
-    jobs = [(prefix + rel, lang, name, defining) for rel, lang, _st in todo]
+    alone = _covers(name, ())  # a file with no scoped record (most): its name alone
+    jobs = [
+        (prefix + rel, lang, name, defining, _covers(name, before) if before else alone)
+        for rel, lang, _st, before in todo
+    ]
     used = [1]
-    for (rel, language, st), result in zip(todo, _results(jobs, workers, stop, used), strict=True):
+    rows_only = name is not None and occurrences and not definitions
+    for (rel, language, st, _b), result in zip(
+        todo, _results(jobs, workers, stop, used), strict=True
+    ):
         outcome = result[0]
         if outcome == "missing":
             counts["missing"] += 1
@@ -241,16 +401,20 @@ def scan(
             store.put_absent(rel, st, language, UNDEFINED + name)
             counts["without_definition"] += 1
         else:
-            blobs, names = result[1], result[2]
-            store.put_record(rel, st, language, blobs, names)
+            blobs, names, covers = result[1], result[2], result[3]
+            store.put_record(rel, st, language, blobs, names, covers)
             counts["parsed"] += 1
-            head = marshal.loads(blobs[records.HEAD])
-            extra = None
-            if name is None:
-                extra = marshal.loads(blobs[records.COUNTS])
-            elif occurrences:
-                extra = blobs[records.OCCURRENCES]
-            tally.keep(rel, language, _record(head, extra, name, occurrences))
+            if rows_only:  # refs: the rows alone; a shown row's scope is loaded for it
+                record = _rows_record(blobs[records.OCCURRENCES], name)
+            else:
+                head = marshal.loads(blobs[records.HEAD])
+                extra = None
+                if name is None:
+                    extra = marshal.loads(blobs[records.COUNTS])
+                elif occurrences:
+                    extra = blobs[records.OCCURRENCES]
+                record = _record(head, extra, name, occurrences)
+            tally.keep(rel, language, record)
     kept.sort(key=lambda item: item[0])
     _prune(store, tree, tally.seen)
     store.save()
@@ -307,7 +471,8 @@ class _Tally:
         self.languages: Counter[str] = Counter()
         self.kept: list[tuple[str, str, Read]] = []
         self.seen: set[str] = set()
-        self.todo: list[tuple[str, str, os.stat_result]] = []
+        # (relative path, language, stat, the names its scoped record covers: or ())
+        self.todo: list[tuple[str, str, os.stat_result, tuple]] = []
 
     def keep(self, rel: str, language: str, record: Read) -> None:
         self.languages[language] += 1
@@ -328,7 +493,9 @@ def _from_cache(
     definitions: bool,
 ) -> None:
     """``stat`` every source file: keep the cached record of each unchanged one that can
-    hold ``name``, and leave the rest to read (``tally.todo``)."""
+    hold ``name``, and leave the rest to read (``tally.todo``). A record of some names
+    alone (its ``cache.COVERS`` field) answers for those names only: for another it is read again
+    (and covers both), unless that name's sift already found the file without it."""
     known = store.holders(name) if name is not None else None
     known_undefined = (
         store.holders(UNDEFINED + name)[1]
@@ -341,7 +508,7 @@ def _from_cache(
     prefix, total = tree.prefix, len(tree.paths)
     # one pass of thousands of files: names held locally, counts kept in ints
     files_get, os_stat, is_regular, large = store.files.get, os.stat, stat.S_ISREG, MAX_FILE_BYTES
-    binary, unparsed = cache.BINARY, cache.UNPARSED
+    binary, unparsed, covers_at = cache.BINARY, cache.UNPARSED, cache.COVERS
     missing = other = skipped_large = skipped_binary = without = undefined = 0
     for rel, language in zip(tree.paths, tree.languages, strict=True):
         if stop is not None and stop():
@@ -368,7 +535,7 @@ def _from_cache(
             or entry[1] != st.st_size
             or entry[2] != st.st_ino
         ):
-            todo.append((rel, language, st))
+            todo.append((rel, language, st, ()))
             continue
         where = entry[5]
         if where == binary:
@@ -380,7 +547,16 @@ def _from_cache(
             elif entry[3] in known_undefined:
                 undefined += 1
             else:
-                todo.append((rel, language, st))
+                todo.append((rel, language, st, ()))
+            continue
+        covered = entry[covers_at] if len(entry) > covers_at else None
+        if covered is not None and name not in covered:  # (map: a name of None)
+            if name is not None and entry[3] in absent:
+                without += 1
+            elif entry[3] in known_undefined:
+                undefined += 1
+            else:
+                todo.append((rel, language, st, covered))
             continue
         if holding is not None and entry[3] not in holding:
             without += 1
@@ -389,8 +565,8 @@ def _from_cache(
             record = _rows_record(store.blob(entry, records.OCCURRENCES), name)
         else:
             record = _cached_record(store, entry, name, occurrences)
-        if record is None:
-            todo.append((rel, language, st))  # the cache lost it: read it again
+        if record is None:  # the cache lost it: read it again
+            todo.append((rel, language, st, covered or ()))
             continue
         tally.counts["from_cache"] += 1
         tally.keep(rel, language, record)
@@ -445,7 +621,7 @@ def _definitions_of(store: cache.Store, prefix: str, rel: str, language: str) ->
         head = store.part(entry, records.HEAD)
         store.close()
     if head is None:
-        result = _read_source((prefix + rel, language, None, False))
+        result = _read_source((prefix + rel, language, None, False, None))
         if result[0] != "parsed":
             return []
         head = marshal.loads(result[1][records.HEAD])

@@ -23,7 +23,9 @@ HEAD, COUNTS, OCCURRENCES = 0, 1, 2  # a record's blobs, in the order stored
 ROW = 4  # int32s per occurrence: (name byte, line, column, kind code)
 
 
-def blobs(record: engine.Record) -> tuple[bytes, bytes, bytes]:
+def blobs(record: engine.Record, counted: bool = True) -> tuple[bytes, bytes, bytes]:
+    """The record's three blobs; ``counted`` False (a scoped record, whose occurrences are
+    some names' alone): no ``COUNTS`` (empty), which ``map`` never reads from it."""
     has_error, definitions, occurrences, exports = record
     names = [name for name in occurrences if "\0" not in name]
     table = array("i", [0])
@@ -36,7 +38,7 @@ def blobs(record: engine.Record) -> tuple[bytes, bytes, bytes]:
     header = marshal.dumps((has_error, keys, table.tobytes()))
     return (
         marshal.dumps((has_error, definitions, exports)),
-        marshal.dumps(engine.counts(occurrences)),
+        marshal.dumps(engine.counts(occurrences)) if counted else b"",
         len(header).to_bytes(4, "little") + header + values.tobytes(),
     )
 

@@ -73,6 +73,7 @@ def code_lens_figures(out: str, _: Path) -> None:
     for verb in ("map", "defs", "refs"):
         assert re.search(rf"^{verb}: cold [\d.]+ s .*cached [\d.]+ s", out, re.M), out
     assert re.search(r"^phases of a cached refs search .* stats \+ records \d+ ms", out, re.M), out
+    assert re.search(r"^floor of a cold refs search .* alone [\d.]+ s; grep", out, re.M), out
     # the held-out check over the installed packages (starlette is relore's own dependency)
     assert re.search(r"^entry points \[starlette\]: \d+ of 8 in the top 40 \(Starlette ", out, re.M)
     assert re.search(r"^top 5 \[starlette\]: (\w+, ){4}\w+$", out, re.M), out
@@ -167,7 +168,7 @@ TOY: dict[str, tuple[list[str], Callable[[str, Path], None]]] = {
     ),
     "benchmarks/code_lens.py": (
         [
-            *("--path", str(ROOT / "serve"), "--name", "search", "--phases"),
+            *("--path", str(ROOT / "serve"), "--name", "search", "--phases", "--floor"),
             *("--entry-points", "--top", "5"),
         ],
         code_lens_figures,

@@ -50,28 +50,32 @@ def clone(tmp_path, monkeypatch) -> Path:
 
 
 class SlowParses:
-    """engine.extract, slowed down, counting calls and how many run at once."""
+    """Every parse (engine.extract, and extract_names: a name's rows alone, what ``defs``
+    parses for), slowed down, counting calls and how many run at once."""
 
     def __init__(self, monkeypatch, delay: float):
-        self.real = engine.extract
         self.delay = delay
         self.calls = 0
         self.running = 0
         self.most = 0
         self.lock = threading.Lock()
-        monkeypatch.setattr(engine, "extract", self)
+        for name in ("extract", "extract_names"):
+            monkeypatch.setattr(engine, name, self._slowed(getattr(engine, name)))
 
-    def __call__(self, provider, data):
-        with self.lock:
-            self.calls += 1
-            self.running += 1
-            self.most = max(self.most, self.running)
-        try:
-            time.sleep(self.delay)
-            return self.real(provider, data)
-        finally:
+    def _slowed(self, real):
+        def parse(*args):
             with self.lock:
-                self.running -= 1
+                self.calls += 1
+                self.running += 1
+                self.most = max(self.most, self.running)
+            try:
+                time.sleep(self.delay)
+                return real(*args)
+            finally:
+                with self.lock:
+                    self.running -= 1
+
+        return parse
 
 
 def _symbol_request(name: str) -> dict:
