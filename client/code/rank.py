@@ -74,6 +74,9 @@ EXPORT_WEIGHT = 8.0
 EXPORT_NAMES = 100
 # a public module's own ``__all__``, carried by its package's entry file
 MODULE_WEIGHT = 1.0
+# the share of walks that start at the documentation's examples (``docs.py``), a user of
+# the tree whose references weigh as a file's
+DOC_SHARE = 0.2
 # definition kinds reached through an object, never by a bare name
 METHOD_KINDS = frozenset({"method"})
 # a definition directly inside one of these is local to it
@@ -85,24 +88,29 @@ def is_dunder(name: str) -> bool:
 
 
 def pagerank(
-    edges: list[list[tuple[int, float]]], targets: list[list[int]], personal: list[float]
+    edges: list[list[tuple[int, float]]],
+    targets: list[list[int]],
+    personal: list[float],
+    whole: int | None = None,
 ) -> tuple[list[float], list[float]]:
     """Power iteration over files → targets → files.
 
     ``edges[f]`` is file f's ``(target, weight)`` list, ``targets[t]`` the files target t
     spreads evenly over, ``personal`` where a walk starts (sums to 1). A file passes on
     ``weight / max(its total, the median total)`` along each edge; what it keeps back (all
-    of it, for a file with no edge) starts again from ``personal``. Returns the files' ranks
+    of it, for a file with no edge) starts again from ``personal``. A node from ``whole`` on
+    (the documentation: no target is in it) passes on all it has. Returns the nodes' ranks
     and each target's inflow at them.
     """
     n = len(edges)
+    whole = n if whole is None else whole
     totals = [sum(w for _t, w in out) for out in edges]
-    positive = sorted(t for t in totals if t > 0)
+    positive = sorted(t for t in totals[:whole] if t > 0)
     typical = positive[len(positive) // 2] if positive else 1.0
     shares = []
     passed = []
     for f in range(n):
-        total = max(totals[f], typical)
+        total = max(totals[f], typical) if f < whole else totals[f] or 1.0
         shares.append([(t, w / total) for t, w in edges[f]])
         passed.append(totals[f] / total)
     rank = list(personal)
@@ -150,6 +158,7 @@ def rank(
     focus: list[str] | None = None,
     offset: int = 0,
     limit: int | None = None,
+    documentation=None,
 ) -> tuple[list[dict], int, dict]:
     """The entries from ``offset`` (``limit`` of them, or all), best first; how many names
     were ranked; and what the ranking left out or started from.
@@ -194,7 +203,15 @@ def rank(
     edges, references, referenced_from = _edges(records, targets, providers)
     declared = _declared(records, targets, providers, position, edges)
     personal, entry = _personalisation(records, focus, edges, providers)
-    ranks, inflow = pagerank(edges, targets.files, personal) if files else ([], [])
+    documented = _documented(documentation, targets, providers) if files else {}
+    if documented:
+        # the documentation: one more node, a user of the tree no file links to
+        edges.append([edge for found in documented.values() for edge in found[1]])
+        share = 0.0 if focus else DOC_SHARE
+        personal = [(1.0 - share) * p for p in personal] + [share]
+    ranks, inflow = (
+        pagerank(edges, targets.files, personal, whole=len(files)) if files else ([], [])
+    )
     scale = len(files)  # a name receiving one average file's weight scores 1
     order = []
     for name, places in definitions.items():
@@ -217,6 +234,7 @@ def rank(
                 "references": references.get(name, 0),
                 "referenced_from": referenced_from.get(name, 0),
                 "definitions": len(places),
+                "documented": documented[name][0] if name in documented else 0,
                 "places": sorted(
                     places,
                     key=lambda p: (-per_file.get(position[p[0]], 0.0), p[0], p[1][3]),
@@ -232,8 +250,48 @@ def rank(
         },
         "entry_files": entry,
         "declared": declared,
+        "documentation": _documentation_info(documentation, documented),
     }
     return entries, len(order), info
+
+
+def _documentation_info(documentation, documented: dict) -> dict:
+    if documentation is None:
+        return {"documents": [], "blocks": 0, "names": 0, "cut": False}
+    return {
+        "documents": list(documentation.documents),
+        "blocks": documentation.blocks,
+        "names": len(documented),
+        "cut": documentation.cut,
+    }
+
+
+def _documented(documentation, targets: _Targets, providers: dict) -> dict:
+    """Per name the documentation's references to the tree's definition of it, and their
+    edges from the documentation node, corrected as a file's are (the built-ins were
+    already, in ``docs.py``: a module-qualified ``httpx.get`` is the package's)."""
+    if documentation is None:
+        return {}
+    is_private = providers["python"].is_private if "python" in providers else None
+    found: dict[str, tuple[int, list[tuple[int, float]]]] = {}
+    for name, (bare, through) in documentation.counts.items():
+        target = targets.of.get(name)
+        if target is None:
+            continue
+        if target[1] is None:
+            bare = 0
+        if not bare and not through:
+            continue
+        weight = PRIVATE_WEIGHT if is_private is not None and is_private(name) else 1.0
+        if len(targets.files[target[0]]) > AMBIGUOUS_FILES:
+            weight *= AMBIGUOUS_WEIGHT
+        out = []
+        if through:
+            out.append((target[0], THROUGH_WEIGHT * weight * math.sqrt(through)))
+        if bare:
+            out.append((target[1], weight * math.sqrt(bare)))
+        found[name] = (bare + through, out)
+    return found
 
 
 def _edges(records, targets: _Targets, providers: dict) -> tuple[list, dict, dict]:
