@@ -349,9 +349,12 @@ def map_page(page: dict) -> str:
         )
     documentation = page.get("documentation") or {}
     if documentation.get("names"):
+        read = [_plain(d) for d in documentation["documents"]]
+        if documentation.get("sources"):
+            read.append(f"the docstrings of {_plural(documentation['sources'], 'source file')}")
         lines.append(
             f"documentation's examples ({_plural(documentation['blocks'], 'block')} in "
-            + ", ".join(_plain(d) for d in documentation["documents"])
+            + ", ".join(read)
             + (", cut at its bounds" if documentation["cut"] else "")
             + f") use {_plural(documentation['names'], 'name')}: read as one more user's file"
         )

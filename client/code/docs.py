@@ -33,6 +33,7 @@ link, and never blocking (a FIFO named README is skipped). Standard library only
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import stat
@@ -53,6 +54,8 @@ MAX_DIRECTORIES = 256
 # code blocks parsed, and their bytes in all
 MAX_BLOCKS = 512
 MAX_CODE_BYTES = 256 * 1024
+# bytes of the tree's source files read for the examples in their docstrings
+MAX_SOURCE_BYTES = 8 << 20
 # bytes of the distributions' RECORD files read while looking for the one owning the tree
 MAX_RECORD_BYTES = 16 << 20
 
@@ -61,7 +64,10 @@ DOCS_DIRS = ("docs", "doc")
 PYTHON_TAGS = frozenset({"python", "py", "python3", "py3", "pyi", "ipython"})
 CONSOLE_TAGS = frozenset({"pycon", "python-repl", "pyrepl", "doctest"})
 UNSAID = ""  # a block whose language is not said
+# a document's form: a Markdown page, a reST (or plain text) one, a source file's docstrings
+MARKDOWN, REST, SOURCE = "markdown", "rest", "source"
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*\{?\.?([A-Za-z0-9_+-]*)")
+_SOURCE_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*\{?\.?([A-Za-z0-9_+-]*)")
 _DIRECTIVE = re.compile(
     r"([ \t]*)\.\.[ \t]+(code-block|code|sourcecode|doctest|testcode|ipython)::[ \t]*(\S*)"
 )
@@ -82,8 +88,10 @@ class Documentation:
     and what was read."""
 
     def __init__(self) -> None:
-        self.counts: dict[str, list[int]] = {}
+        self.counts: dict[str, list[int]] = {}  # the documents' (README, docs pages)
+        self.docstrings: dict[str, list[int]] = {}  # the source files' docstrings' and comments'
         self.documents: list[str] = []
+        self.sources = 0  # source files whose docstrings or comments held an example
         self.blocks = 0
         self.code_bytes = 0
         self.cut = False  # a bound was reached: something was not read
@@ -227,9 +235,9 @@ def _description(metadata: bytes) -> tuple[str, bool]:
     return (body if body.strip() else "\n".join(description)), markdown
 
 
-def documents(root: str, scope: str, tracked: bool) -> list[tuple[str, str, bool, bool]]:
-    """``(path, text, is Markdown, cut)`` of the documentation of the tree mapped at
-    ``scope``, at most ``MAX_DOCUMENTS``; reST or plain text when not Markdown. ``root``'s
+def documents(root: str, scope: str, tracked: bool) -> list[tuple[str, str, str, bool]]:
+    """``(path, text, form, cut)`` of the documentation of the tree mapped at ``scope``, at
+    most ``MAX_DOCUMENTS``: ``MARKDOWN``, else ``REST`` (reST or plain text). ``root``'s
     README counts when ``scope`` is a part of the repository git tracks below it (an ignored
     ``.venv`` is not the repository's)."""
     if not os.path.isdir(scope):
@@ -243,14 +251,15 @@ def documents(root: str, scope: str, tracked: bool) -> list[tuple[str, str, bool
         read = _read(path)
         if read is not None:
             text = read[0].decode("utf-8", "replace")
-            found.append((path, text, path.lower().endswith((".md", ".markdown")), read[1]))
+            markdown = path.lower().endswith((".md", ".markdown"))
+            found.append((path, text, MARKDOWN if markdown else REST, read[1]))
     info = _owning_distribution(scope) if len(found) < MAX_DOCUMENTS else None
     if info is not None:
         path = os.path.join(info, "METADATA")
         read = _read(path)
         if read is not None:
             text, markdown = _description(read[0])
-            found.append((path, text, markdown, read[1]))
+            found.append((path, text, MARKDOWN if markdown else REST, read[1]))
     return found
 
 
@@ -277,16 +286,21 @@ def _indented_block(lines: list[str], start: int, indent: int) -> tuple[list[str
     return body, end
 
 
-def blocks(text: str, markdown: bool) -> list[tuple[str, str]]:
-    """``(language tag, lines)`` of every code block, in order: ``"pycon"`` for ``>>>``
-    lines, ``UNSAID`` when the document does not say. One pass over the lines."""
+def blocks(text: str, form: str) -> list[tuple[str, str]]:
+    """``(language tag, lines)`` of every code block of a document in ``form`` (``MARKDOWN``,
+    ``REST``, or ``SOURCE``: a source file's docstrings and comments, where a fence may be
+    indented and a ``::`` is not a literal block), in order: ``"pycon"`` for ``>>>`` lines,
+    ``UNSAID`` when the document does not say. One pass over the lines."""
     lines = text.splitlines()
+    markdown = form == MARKDOWN
+    fences = _FENCE if markdown else _SOURCE_FENCE if form == SOURCE else None
+    literal = form == REST
     found: list[tuple[str, str]] = []
     i = 0
     while i < len(lines) and len(found) < MAX_BLOCKS:
         line = lines[i]
         stripped = line.strip()
-        fence = _FENCE.match(line) if markdown else None
+        fence = fences.match(line) if fences is not None else None
         if fence:
             mark = fence.group(1)
             body = []
@@ -301,9 +315,7 @@ def blocks(text: str, markdown: bool) -> list[tuple[str, str]]:
             i += 1
             continue
         directive = None if markdown else _DIRECTIVE.match(line)
-        if directive or (
-            not markdown and stripped.endswith("::") and not stripped.startswith("..")
-        ):
+        if directive or (literal and stripped.endswith("::") and not stripped.startswith("..")):
             indent = len(line) - len(line.lstrip())
             i += 1
             while directive and i < len(lines) and lines[i].strip().startswith(":"):
@@ -366,16 +378,41 @@ def _bound(code: str) -> set[str]:
     return bound
 
 
-def read(root: str, scope: str, tracked: bool, provider) -> Documentation:
-    """The documentation of the tree at ``scope``, parsed with ``provider`` (Python's)."""
+def _source_texts(root: str, sources: list[str]):
+    """``(path, text, SOURCE, cut)`` of the source files holding an example (a ``>>>``
+    line, a fence, a ``code-block``), shallowest first (a package's surface before its
+    internals), until ``MAX_SOURCE_BYTES`` were read in all."""
+    budget = MAX_SOURCE_BYTES
+    for rel in sorted(sources, key=lambda rel: (rel.count("/"), rel)):
+        if budget <= 0:
+            yield None
+            return
+        read = _read(os.path.join(root, rel))
+        if read is None:
+            continue
+        data = read[0][:budget]
+        budget -= len(data)
+        if b">>>" in data or b"```" in data or b".. code" in data:
+            yield rel, data.decode("utf-8", "replace"), SOURCE, read[1] or len(data) < len(read[0])
+
+
+def read(root: str, scope: str, tracked: bool, provider, sources=()) -> Documentation:
+    """The documentation of the tree at ``scope``, parsed with ``provider`` (Python's):
+    its documents, then the examples in ``sources`` (paths under ``root``)."""
     found = Documentation()
-    for path, text, markdown, cut in documents(root, scope, tracked):
-        if found.full():
+    texts = itertools.chain(documents(root, scope, tracked), _source_texts(root, list(sources)))
+    for document in texts:
+        if document is None or found.full():
             found.cut = True
             break
-        found.documents.append(path)
-        listed = blocks(text, markdown)
+        path, text, form, cut = document
+        if form == SOURCE:
+            found.sources += 1
+        else:
+            found.documents.append(path)
+        listed = blocks(text, form)
         found.cut |= cut or len(listed) >= MAX_BLOCKS
+        codes = []
         for tag, body in listed:
             if found.full():
                 found.cut = True
@@ -391,17 +428,23 @@ def read(root: str, scope: str, tracked: bool, provider) -> Documentation:
                 source, found.cut = source[: MAX_CODE_BYTES - found.code_bytes], True
             found.blocks += 1
             found.code_bytes += len(source)
-            _count(found, source, provider, said=console or tag != UNSAID)
+            codes.append((source, console or tag != UNSAID))
+        # a document's examples build on each other: what one imports or binds, the next uses
+        text = "\n".join(source.decode("utf-8", "replace") for source, _said in codes)
+        modules, imported, paths = _modules(text)
+        bound = _bound(text) - imported
+        into = found.docstrings if form == SOURCE else found.counts
+        for source, said in codes:
+            _count(into, source, provider, said, (modules, imported, paths, bound))
     return found
 
 
-def _count(found: Documentation, source: bytes, provider, said: bool) -> None:
+def _count(into: dict, source: bytes, provider, said: bool, context) -> None:
     has_error, definitions, occurrences, _exports = engine.extract(provider, source)
     if has_error and not said:
         return  # an untagged block that is not Python
-    text = source.decode("utf-8", "replace")
-    modules, imported, paths = _modules(text)
-    own = {d[0] for d in definitions} | (_bound(text) - imported)
+    modules, imported, paths, bound = context
+    own = {d[0] for d in definitions} | bound
     for name, places in occurrences.items():
         if name in modules or name in paths:
             continue
@@ -422,7 +465,7 @@ def _count(found: Documentation, source: bytes, provider, said: bool) -> None:
                 continue  # print: the built-in, unless the block imported it
             else:
                 slot = 0
-            found.counts.setdefault(name, [0, 0])[slot] += 1
+            into.setdefault(name, [0, 0])[slot] += 1
 
 
 def tree_documentation(tree, records) -> Documentation | None:
@@ -430,7 +473,9 @@ def tree_documentation(tree, records) -> Documentation | None:
     in), None otherwise or when the grammar is missing."""
     if tree.listing == "file" or not any(language == "python" for _r, language, _x in records):
         return None
+    sources = [rel for rel, language, _record in records if language == "python"]
     try:
-        return read(tree.root, tree.scope, tree.listing == "git", registry.by_name("python"))
+        python = registry.by_name("python")
+        return read(tree.root, tree.scope, tree.listing == "git", python, sources)
     except GrammarUnavailable:
         return None

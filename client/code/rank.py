@@ -74,9 +74,11 @@ EXPORT_WEIGHT = 8.0
 EXPORT_NAMES = 100
 # a public module's own ``__all__``, carried by its package's entry file
 MODULE_WEIGHT = 1.0
-# the share of walks that start at the documentation's examples (``docs.py``), a user of
-# the tree whose references weigh as a file's
-DOC_SHARE = 0.2
+# the share of walks that start at the documentation's examples (``docs.py``): its
+# documents' (README, docs pages, an installed METADATA), its source files' docstrings';
+# each a user of the tree whose references weigh as a file's
+DOC_SHARE = 0.3
+DOCSTRING_SHARE = 0.1
 # definition kinds reached through an object, never by a bare name
 METHOD_KINDS = frozenset({"method"})
 # a definition directly inside one of these is local to it
@@ -203,12 +205,23 @@ def rank(
     edges, references, referenced_from = _edges(records, targets, providers)
     declared = _declared(records, targets, providers, position, edges)
     personal, entry = _personalisation(records, focus, edges, providers)
-    documented = _documented(documentation, targets, providers) if files else {}
-    if documented:
-        # the documentation: one more node, a user of the tree no file links to
-        edges.append([edge for found in documented.values() for edge in found[1]])
-        share = 0.0 if focus else DOC_SHARE
-        personal = [(1.0 - share) * p for p in personal] + [share]
+    # the documentation: a node of its own for its documents and one for the docstrings'
+    # examples, users of the tree no file links to
+    documented: dict[str, int] = {}
+    shares = []
+    if documentation is not None and files:
+        for counts, share in (
+            (documentation.counts, DOC_SHARE),
+            (documentation.docstrings, DOCSTRING_SHARE),
+        ):
+            found = _documented(counts, targets, providers)
+            if found:
+                edges.append([edge for _n, out in found.values() for edge in out])
+                shares.append(0.0 if focus else share)
+                for name, (n, _out) in found.items():
+                    documented[name] = documented.get(name, 0) + n
+    if shares:
+        personal = [(1.0 - sum(shares)) * p for p in personal] + shares
     ranks, inflow = (
         pagerank(edges, targets.files, personal, whole=len(files)) if files else ([], [])
     )
@@ -234,7 +247,7 @@ def rank(
                 "references": references.get(name, 0),
                 "referenced_from": referenced_from.get(name, 0),
                 "definitions": len(places),
-                "documented": documented[name][0] if name in documented else 0,
+                "documented": documented.get(name, 0),
                 "places": sorted(
                     places,
                     key=lambda p: (-per_file.get(position[p[0]], 0.0), p[0], p[1][3]),
@@ -257,24 +270,23 @@ def rank(
 
 def _documentation_info(documentation, documented: dict) -> dict:
     if documentation is None:
-        return {"documents": [], "blocks": 0, "names": 0, "cut": False}
+        return {"documents": [], "sources": 0, "blocks": 0, "names": 0, "cut": False}
     return {
         "documents": list(documentation.documents),
+        "sources": documentation.sources,
         "blocks": documentation.blocks,
         "names": len(documented),
         "cut": documentation.cut,
     }
 
 
-def _documented(documentation, targets: _Targets, providers: dict) -> dict:
+def _documented(counts: dict, targets: _Targets, providers: dict) -> dict:
     """Per name the documentation's references to the tree's definition of it, and their
-    edges from the documentation node, corrected as a file's are (the built-ins were
+    edges from the documentation's node, corrected as a file's are (the built-ins were
     already, in ``docs.py``: a module-qualified ``httpx.get`` is the package's)."""
-    if documentation is None:
-        return {}
     is_private = providers["python"].is_private if "python" in providers else None
     found: dict[str, tuple[int, list[tuple[int, float]]]] = {}
-    for name, (bare, through) in documentation.counts.items():
+    for name, (bare, through) in counts.items():
         target = targets.of.get(name)
         if target is None:
             continue

@@ -157,6 +157,7 @@ def test_names_only_the_readmes_example_uses_score_as_a_users_references(tmp_pat
     assert by_name["unused"]["score"] == 0  # a shell block is not Python
     assert page["documentation"] == {
         "documents": [os.path.join(page["path"], "README.md")],
+        "sources": 0,
         "blocks": 1,
         "names": 2,
         "cut": False,
@@ -251,7 +252,9 @@ def test_an_old_metadatas_description_header_is_read(tmp_path):
     )
     text, markdown = docs._description(metadata.encode())
     assert not markdown
-    assert [tag for tag, _body in docs.blocks(text, markdown)] == ["python"]
+    assert [tag for tag, _body in docs.blocks(text, docs.MARKDOWN if markdown else docs.REST)] == [
+        "python"
+    ]
 
 
 def _scores(page: dict) -> list[tuple[str, float]]:
@@ -298,3 +301,53 @@ def test_an_examples_keyword_arguments_and_own_names_are_not_uses(tmp_path):
     root = _tree(tmp_path, tree)
     found = docs.read(root, root, False, registry.by_name("python"))
     assert {name: tuple(c) for name, c in found.counts.items()} == {"option": (1, 0)}
+
+
+def test_a_docstrings_doctest_and_fenced_example_are_documentation(tmp_path, env):
+    # requests' and httpx's shape: the examples are in the package's own docstrings; the
+    # names bound in one `>>>` run are the example's in the next
+    tree = {
+        "pkg/api.py": '''
+            def serve():
+                """Serve.
+
+                >>> import pkg.routing
+                >>> router = pkg.routing.Router()
+                <Router>
+
+                >>> router.get()
+                """
+
+
+            def unused():
+                pass
+        ''',
+        "pkg/client.py": '''
+            class Client:
+                """A client.
+
+                ```python
+                from pkg.api import serve
+                serve()
+                ```
+                """
+        ''',
+    }
+    root = _tree(tmp_path, tree)
+    page = index.repo_map(root, env, limit=EVERY)
+    by_name = _by_name(page)
+    assert by_name["Router"]["documented"] == 1 and by_name["Router"]["score"] > 0
+    assert by_name["serve"]["documented"] == 2 and by_name["serve"]["score"] > 0
+    assert by_name["unused"]["score"] == 0
+    assert page["documentation"]["sources"] == 2 and page["documentation"]["documents"] == []
+
+
+def test_source_files_are_read_for_examples_up_to_a_budget_in_all(tmp_path, monkeypatch):
+    files = {f"pkg/m{i}.py": "# filler\n" * 120_000 for i in range(12)}  # 13 MB
+    root = _tree(tmp_path, files)
+    reads = []
+    real = os.read
+    monkeypatch.setattr(docs.os, "read", lambda fd, n: reads.append(n) or real(fd, n))
+    found = docs.read(root, root, False, registry.by_name("python"), sorted(files))
+    assert sum(reads) <= docs.MAX_SOURCE_BYTES + docs.MAX_DOCUMENT_BYTES + (1 << 16)
+    assert found.cut
