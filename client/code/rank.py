@@ -79,6 +79,9 @@ MODULE_WEIGHT = 1.0
 # each a user of the tree whose references weigh as a file's
 DOC_SHARE = 0.3
 DOCSTRING_SHARE = 0.1
+# what the documents' modules define beside what they show shares this much of each
+# documented name's weight (the docstrings' examples spread nothing beside)
+BESIDE_WEIGHT = 0.2
 # definition kinds reached through an object, never by a bare name
 METHOD_KINDS = frozenset({"method"})
 # a definition directly inside one of these is local to it
@@ -210,13 +213,16 @@ def rank(
     documented: dict[str, int] = {}
     shares = []
     if documentation is not None and files:
-        for counts, share in (
-            (documentation.counts, DOC_SHARE),
-            (documentation.docstrings, DOCSTRING_SHARE),
+        for counts, share, beside in (
+            (documentation.counts, DOC_SHARE, BESIDE_WEIGHT),
+            (documentation.docstrings, DOCSTRING_SHARE, 0.0),
         ):
             found = _documented(counts, targets, providers)
             if found:
-                edges.append([edge for _n, out in found.values() for edge in out])
+                edges.append(
+                    [edge for _n, out in found.values() for edge in out]
+                    + _beside(found, beside, records, targets, providers)
+                )
                 shares.append(0.0 if focus else share)
                 for name, (n, _out) in found.items():
                     documented[name] = documented.get(name, 0) + n
@@ -304,6 +310,41 @@ def _documented(counts: dict, targets: _Targets, providers: dict) -> dict:
             out.append((target[1], weight * math.sqrt(bare)))
         found[name] = (bare + through, out)
     return found
+
+
+def _beside(found: dict, beside: float, records, targets: _Targets, providers: dict) -> list:
+    """The documentation's edges to what its modules define beside what it shows: each
+    documented name's bare weight, times ``beside``, shared over the public top-level
+    functions and classes of the file defining it (``Route`` shown, ``Mount`` beside it)."""
+    if not beside:
+        return []
+    public: dict[int, list[int]] = {}  # file -> its public top-level definitions' targets
+    weights: dict[int, float] = {}
+    for name, (_n, out) in found.items():
+        bare = targets.of[name][1]
+        weight = sum(w for t, w in out if t == bare)
+        if bare is None or not weight:
+            continue
+        for f in targets.files[bare]:
+            if f not in public:
+                _rel, language, record = records[f]
+                provider = providers.get(language)
+                names = {
+                    d[0]
+                    for d in record.definitions
+                    if d[2] == d[0]
+                    and d[1] not in METHOD_KINDS
+                    and provider is not None
+                    and not provider.is_private(d[0])
+                }
+                public[f] = [
+                    targets.of[n][1]
+                    for n in sorted(names)
+                    if targets.of.get(n, (0, None))[1] is not None
+                ]
+            for t in public[f]:
+                weights[t] = weights.get(t, 0.0) + beside * weight / len(public[f])
+    return sorted(weights.items())
 
 
 def _edges(records, targets: _Targets, providers: dict) -> tuple[list, dict, dict]:

@@ -154,7 +154,7 @@ def test_names_only_the_readmes_example_uses_score_as_a_users_references(tmp_pat
     assert by_name["Router"]["score"] > 0 and by_name["serve"]["score"] > 0
     assert names.index("serve") < names.index("part"), names  # routing.serve: by its module
     assert by_name["Router"]["documented"] == 2  # the import and the call
-    assert by_name["unused"]["score"] == 0  # a shell block is not Python
+    assert by_name["unused"]["documented"] == 0  # a shell block is not Python
     assert page["documentation"] == {
         "documents": [os.path.join(page["path"], "README.md")],
         "sources": 0,
@@ -181,7 +181,7 @@ def test_a_builtin_spelling_is_the_packages_when_the_example_imports_it(tmp_path
     page = index.repo_map(_tree(tmp_path, tree), env, limit=EVERY)
     by_name = _by_name(page)
     assert by_name["print"]["documented"] == 2
-    assert by_name["len"]["score"] == by_name["get"]["score"] == 0
+    assert by_name["len"]["documented"] == by_name["get"]["documented"] == 0
 
 
 def test_rest_code_blocks_literal_blocks_and_doctest_lines_are_read(tmp_path, env):
@@ -351,3 +351,19 @@ def test_source_files_are_read_for_examples_up_to_a_budget_in_all(tmp_path, monk
     found = docs.read(root, root, False, registry.by_name("python"), sorted(files))
     assert sum(reads) <= docs.MAX_SOURCE_BYTES + docs.MAX_DOCUMENT_BYTES + (1 << 16)
     assert found.cut
+
+
+def test_what_a_documented_names_module_defines_beside_it_shares_its_weight(tmp_path, env):
+    # starlette's README shows Route; Mount, defined beside it in routing.py, is the same
+    # module's API. Before: Mount scored 0, as did what an undocumented module defines.
+    tree = {
+        "pkg/routing.py": "class Route:\n    pass\n\n\nclass Mount:\n    pass\n\n\n"
+        "class _Private:\n    pass\n",
+        "pkg/other.py": "class Elsewhere:\n    pass\n",
+        "README.md": "```python\nfrom pkg.routing import Route\n```\n",
+    }
+    page = index.repo_map(_tree(tmp_path, tree), env, limit=EVERY)
+    by_name = _by_name(page)
+    assert by_name["Mount"]["documented"] == 0 and by_name["Mount"]["score"] > 0
+    assert by_name["Route"]["score"] > by_name["Mount"]["score"]
+    assert by_name["_Private"]["score"] == by_name["Elsewhere"]["score"] == 0
