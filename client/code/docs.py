@@ -51,9 +51,13 @@ MAX_ENTRIES = 8192
 # docs/ is walked this deep, through at most this many directories
 MAX_DEPTH = 3
 MAX_DIRECTORIES = 256
-# code blocks parsed, and their bytes in all
+# code blocks parsed, the bytes of one (the rest of a longer one is cut at a line's end),
+# and their bytes in all. Small on purpose: tree-sitter's queries over a block of deeply
+# nested errors (16 kB of "(") take time growing with the square of its size, ~70 ms at
+# 4 kB, so the most a hostile documentation costs is 16 such blocks
 MAX_BLOCKS = 512
-MAX_CODE_BYTES = 256 * 1024
+MAX_BLOCK_BYTES = 4096
+MAX_CODE_BYTES = 64 * 1024
 # bytes of the tree's source files read for the examples in their docstrings
 MAX_SOURCE_BYTES = 8 << 20
 # bytes of the distributions' RECORD files read while looking for the one owning the tree
@@ -73,12 +77,16 @@ _DIRECTIVE = re.compile(
 )
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^#;\n]+)", re.MULTILINE)
 _FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([^#;\n)]+)", re.MULTILINE)
-_CHAIN = re.compile(rb"([A-Za-z_][\w.]*)\.$")
-# what an example binds itself: assignment targets, loop and ``as`` names, parameters
-_ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_][\w \t,*]*?)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
-_LOOP = re.compile(r"\bfor[ \t]+([\w \t,()]+?)[ \t]+in\b")
+# a dotted chain (``httpx.get``, ``pkg . routing . serve``), matched from an identifier's
+# start only, so one pass over a block
+_CHAIN = re.compile(rb"(?<![\w.])[A-Za-z_]\w*(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+")
+_IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
+# what an example binds itself is read line by line, each line once (no regex here may
+# backtrack: an example is untrusted text); a longer line binds nothing
+MAX_BINDING_LINE = 400
+_TARGETS = re.compile(r"[\w \t,*]+")
+_BINDERS = re.compile(r"\b(for|def|lambda)\b")
 _AS = re.compile(r"\bas[ \t]+(\w+)")
-_PARAMETERS = re.compile(r"\b(?:def[ \t]+\w+[ \t]*\(([^)]*)\)|lambda([^:]*):)")
 _KEYWORD = re.compile(rb"[ \t]*=(?!=)")
 _WORD = re.compile(r"\w+")
 
@@ -366,15 +374,30 @@ def _bound(code: str) -> set[str]:
     """The names an example binds itself (``r = httpx.get(...)``, ``def app(scope)``,
     ``for _ in``, ``as client``): its own, not the package's."""
     bound: set[str] = set()
-    lists = [m.group(1) for m in _ASSIGNED.finditer(code)]
-    lists += [m.group(1) for m in _LOOP.finditer(code)]
-    lists += [m.group(1) or m.group(2) or "" for m in _PARAMETERS.finditer(code)]
-    for listed in lists:
-        for part in listed.split(","):
-            word = _WORD.search(part.partition(":")[0].partition("=")[0])
-            if word:
-                bound.add(word.group())
-    bound.update(m.group(1) for m in _AS.finditer(code))
+    for line in code.splitlines():
+        if len(line) > MAX_BINDING_LINE:
+            continue
+        stripped = line.strip()
+        lists = []
+        head, equals, rest = stripped.partition("=")
+        if equals and not rest.startswith("=") and head[-1:] not in "<>!=+-*/%&|^@":
+            target = head.partition(":")[0]  # x: int = 1
+            if _TARGETS.fullmatch(target):
+                lists.append(target)
+        for binder in _BINDERS.finditer(stripped):
+            after = stripped[binder.end() :]
+            if binder.group(1) == "for":
+                lists.append(after.partition(" in ")[0])
+            elif binder.group(1) == "def":
+                lists.append(after.partition("(")[2].partition(")")[0])
+            else:
+                lists.append(after.partition(":")[0])
+        for listed in lists:
+            for part in listed.split(","):
+                word = _WORD.search(part.partition(":")[0].partition("=")[0])
+                if word:
+                    bound.add(word.group())
+        bound.update(m.group(1) for m in _AS.finditer(line))
     return bound
 
 
@@ -424,8 +447,10 @@ def read(root: str, scope: str, tracked: bool, provider, sources=()) -> Document
             if not code.strip():
                 continue
             source = code.encode("utf-8", "replace")
-            if len(source) > MAX_CODE_BYTES - found.code_bytes:
-                source, found.cut = source[: MAX_CODE_BYTES - found.code_bytes], True
+            room = min(MAX_BLOCK_BYTES, MAX_CODE_BYTES - found.code_bytes)
+            if len(source) > room:
+                cut_at = source.rfind(b"\n", 0, room + 1)
+                source, found.cut = source[: cut_at if cut_at > 0 else room], True
             found.blocks += 1
             found.code_bytes += len(source)
             codes.append((source, console or tag != UNSAID))
@@ -445,6 +470,11 @@ def _count(into: dict, source: bytes, provider, said: bool, context) -> None:
         return  # an untagged block that is not Python
     modules, imported, paths, bound = context
     own = {d[0] for d in definitions} | bound
+    qualified = set()  # where a name is reached through a module the examples import
+    for chain in _CHAIN.finditer(source) if modules else ():
+        parts = list(_IDENTIFIER.finditer(chain.group()))
+        if parts[0].group().decode() in modules:
+            qualified.update(chain.start() + part.start() for part in parts[1:])
     for name, places in occurrences.items():
         if name in modules or name in paths:
             continue
@@ -454,8 +484,7 @@ def _count(into: dict, source: bytes, provider, said: bool, context) -> None:
             if name in own and not engine.through(code):
                 continue  # the example's own (``@Request.application def application``)
             if engine.through(code):
-                chain = _CHAIN.search(source, max(0, byte - 256), byte)
-                if chain and chain.group(1).split(b".")[0].decode() in modules:
+                if byte in qualified:
                     slot = 0  # httpx.get: the package's, by its module
                 elif name in provider.builtin_methods:
                     continue  # r.headers.get: a dict's

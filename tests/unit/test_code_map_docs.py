@@ -367,3 +367,32 @@ def test_what_a_documented_names_module_defines_beside_it_shares_its_weight(tmp_
     assert by_name["Mount"]["documented"] == 0 and by_name["Mount"]["score"] > 0
     assert by_name["Route"]["score"] > by_name["Mount"]["score"]
     assert by_name["_Private"]["score"] == by_name["Elsewhere"]["score"] == 0
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["for a " * 40_000, "def f(" * 40_000, "lambda a," * 30_000, "a :" * 80_000],
+    ids=["loop", "parameters", "lambda", "annotation"],
+)
+def test_an_example_built_to_backtrack_is_read_in_one_pass(tmp_path, line):
+    # what an example binds was read with regexes that backtrack: one 240 kB line of
+    # unfinished `for`s took minutes (quadratic); each line is now read once
+    root = _tree(tmp_path, {"README.md": f"```python\nimport pkg\n{line}\npkg.serve()\n```\n"})
+    found = docs.read(root, root, False, registry.by_name("python"))
+    assert found.blocks == 1
+
+
+def test_deeply_nested_blocks_are_parsed_in_small_pieces(tmp_path, monkeypatch):
+    # tree-sitter's queries over nested errors grow with the square of a block's size:
+    # 256 kB of "(" took over three minutes in one block; blocks are cut to a few kB and
+    # a few dozen kB in all
+    block = ("(" * 1000 + "\n") * 256
+    body = "".join(f"```python\n{block}```\n" for _ in range(20))
+    root = _tree(tmp_path, {"README.md": body})
+    sizes = []
+    real = engine.extract
+    monkeypatch.setattr(docs.engine, "extract", lambda p, s: sizes.append(len(s)) or real(p, s))
+    found = docs.read(root, root, False, registry.by_name("python"))
+    assert max(sizes) <= docs.MAX_BLOCK_BYTES
+    assert sum(sizes) == found.code_bytes <= docs.MAX_CODE_BYTES
+    assert found.cut
