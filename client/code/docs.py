@@ -8,17 +8,22 @@ references count as a user's:
 
 - **where**: the mapped directory's ``README*`` and its ``docs/`` (or ``doc/``) pages
   (Markdown, reST, plain text), and the repository root's ``README*`` when the directory is
-  below it. For a directory that is an installed distribution's package (a directory of
-  ``site-packages``), the ``*.dist-info`` that owns it (its ``top_level.txt``, else its
-  ``RECORD``, lists the directory) carries the README as its ``METADATA``'s description.
-  An ``examples/`` directory's ``.py`` files are already code of the tree.
+  a part git tracks below it. For a directory that is an installed distribution's package
+  (a directory of ``site-packages``), the ``*.dist-info`` that owns it (its
+  ``top_level.txt``, else its ``RECORD``, lists the directory) carries the README as its
+  ``METADATA``'s description. Then the tree's own Python sources, shallowest first: the
+  examples in their docstrings and comments (``>>>`` lines, fences, ``code-block``), kept
+  apart (``Documentation.docstrings``: ``rank.py`` weighs them apart). An ``examples/``
+  directory's ``.py`` files are already code of the tree.
 - **what**: fenced blocks tagged Python (```` ```python ````, ``py``, ``pycon``…), reST's
   ``.. code-block:: python`` (``code``, ``sourcecode``, ``doctest``, ``testcode``) and
   ``::`` literal blocks, and ``>>>`` doctest lines anywhere. A block whose language is not
   said (an untagged fence, a ``::`` block) counts only when it parses without an error: a
   shell session is not Python.
-- **how**: each block is parsed with the tree's own Python provider. A name the block
-  defines itself is the example's (``def homepage``), not the package's. A name reached
+- **how**: each block is parsed with the tree's own Python provider. A name the
+  document's examples bind themselves is theirs (``def homepage``, ``r = httpx.get(...)``,
+  a parameter, a loop variable), and a keyword argument names a parameter
+  (``prompt="Your name"`` is not ``click.prompt``). A name reached
   through a module the block imports (``httpx.get``, ``click.command``) or imported by name
   (``from rich import print``) is the package's however the language spells its built-ins;
   any other reference is corrected as a file's is (a bare ``print`` is the built-in's, an

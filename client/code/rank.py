@@ -45,11 +45,24 @@ names' worth (a huge ``__all__`` is one declaration, thinly spread). The edges a
 in where walks start (a reference's mass), so a package that declares more starts more of
 them at its entry file. A tree with no entry file declares nothing and ranks as it did.
 
-``THROUGH_WEIGHT``, ``ENTRY_SHARE``, ``EXPORT_WEIGHT``, ``MODULE_WEIGHT``, the
-self-reference rule and the median cap were chosen by reading the maps of five installed
-packages (requests, jinja2, uvicorn, werkzeug, rich; ``benchmarks/code_lens.py --tuning``),
-never of the held-out ones whose entry points ``benchmarks/code_lens.py --entry-points``
-checks. Pure standard library: the client imports no numeric package.
+A declaration is a set, not an order: which of a package's sixty public names its users
+call most is in its users. Its documentation holds some (``docs.py``): the code its README,
+docs pages or installed METADATA show, and the examples in its docstrings, call the API
+the way its users do. Each is a node of its own, a file no file links to, whose references
+are edges as a file's are: ``DOC_SHARE`` of the walks start at the documents,
+``DOCSTRING_SHARE`` at the docstrings (none with ``focus``), and each passes on all it has
+(no median cap: a README showing four names gives them all its weight). What a documented
+name's module defines beside it is the same module's API (``Route`` shown, ``Mount``
+beside it): the documents' node also links the public top-level functions and classes of
+each file defining a name it shows, ``BESIDE_WEIGHT`` of that name's weight shared among
+them.
+
+``THROUGH_WEIGHT``, ``ENTRY_SHARE``, ``EXPORT_WEIGHT``, ``MODULE_WEIGHT``, ``DOC_SHARE``,
+``DOCSTRING_SHARE``, ``BESIDE_WEIGHT``, the self-reference rule and the median cap were
+chosen by reading the maps of five installed packages (requests, jinja2, uvicorn, werkzeug,
+rich; ``benchmarks/code_lens.py --tuning``), never of the held-out ones whose entry points
+``benchmarks/code_lens.py --entry-points`` checks. Pure standard library: the client
+imports no numeric package.
 """
 
 from __future__ import annotations
