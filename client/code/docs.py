@@ -406,12 +406,27 @@ def _bound(code: str) -> set[str]:
     return bound
 
 
+TEST_DIRS = frozenset({"test", "tests", "testing"})
+
+
+def _is_test(rel: str) -> bool:
+    *folders, name = rel.split("/")
+    return (
+        any(folder in TEST_DIRS for folder in folders)
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+    )
+
+
 def _source_texts(root: str, sources: list[str]):
     """``(path, text, SOURCE, cut)`` of the source files holding an example (a ``>>>``
     line, a fence, a ``code-block``), shallowest first (a package's surface before its
     internals), until ``MAX_SOURCE_BYTES`` were read in all."""
     budget = MAX_SOURCE_BYTES
     for rel in sorted(sources, key=lambda rel: (rel.count("/"), rel)):
+        if _is_test(rel):
+            continue  # a test's strings are its fixtures (a README it writes), not documentation
         if budget <= 0:
             yield None
             return

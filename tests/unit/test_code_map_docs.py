@@ -396,3 +396,12 @@ def test_deeply_nested_blocks_are_parsed_in_small_pieces(tmp_path, monkeypatch):
     assert max(sizes) <= docs.MAX_BLOCK_BYTES
     assert sum(sizes) == found.code_bytes <= docs.MAX_CODE_BYTES
     assert found.cut
+
+
+def test_a_tests_strings_are_its_fixtures_not_documentation(tmp_path, env):
+    # a test writes a README holding an example: that is a fixture, not the package's docs
+    fixture = 'README = """\n```python\nfrom pkg.routing import serve\nserve()\n```\n"""\n'
+    root = _tree(tmp_path, {"tests/test_docs.py": fixture, "pkg/conftest.py": fixture})
+    sources = ["tests/test_docs.py", "pkg/conftest.py"]
+    found = docs.read(root, root, False, registry.by_name("python"), sources)
+    assert found.sources == 0 and found.docstrings == {}
