@@ -38,13 +38,16 @@ link, and never blocking (a FIFO named README is skipped). Standard library only
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import marshal
 import os
 import re
 import stat
 import textwrap
+import zlib
 
-from relore.client.code import engine, registry
+from relore.client.code import cache, engine, registry
 from relore.client.code.providers.base import GrammarUnavailable
 
 # documents read (READMEs, docs pages, one distribution's METADATA)
@@ -73,6 +76,9 @@ DOCS_DIRS = ("docs", "doc")
 PYTHON_TAGS = frozenset({"python", "py", "python3", "py3", "pyi", "ipython"})
 CONSOLE_TAGS = frozenset({"pycon", "python-repl", "pyrepl", "doctest"})
 UNSAID = ""  # a block whose language is not said
+# what a kept documentation read holds: another format is read again
+DOCS_FORMAT = 1
+KEPT = ("counts", "docstrings", "documents", "sources", "blocks", "code_bytes", "cut")
 # a document's form: a Markdown page, a reST (or plain text) one, a source file's docstrings
 MARKDOWN, REST, SOURCE = "markdown", "rest", "source"
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*\{?\.?([A-Za-z0-9_+-]*)")
@@ -248,31 +254,34 @@ def _description(metadata: bytes) -> tuple[str, bool]:
     return (body if body.strip() else "\n".join(description)), markdown
 
 
-def documents(root: str, scope: str, tracked: bool) -> list[tuple[str, str, str, bool]]:
-    """``(path, text, form, cut)`` of the documentation of the tree mapped at ``scope``, at
-    most ``MAX_DOCUMENTS``: ``MARKDOWN``, else ``REST`` (reST or plain text). ``root``'s
-    README counts when ``scope`` is a part of the repository git tracks below it (an ignored
-    ``.venv`` is not the repository's)."""
+def _document_paths(root: str, scope: str, tracked: bool) -> list[str]:
+    """The documents of the tree mapped at ``scope``, at most ``MAX_DOCUMENTS``, its
+    distribution's METADATA last. ``root``'s README counts when ``scope`` is a part of the
+    repository git tracks below it (an ignored ``.venv`` is not the repository's)."""
     if not os.path.isdir(scope):
         return []
     paths = _readmes(scope)
     if tracked and os.path.normpath(root) != os.path.normpath(scope):
         paths += _readmes(root)
-    paths += _docs_pages(scope)
+    paths = (paths + _docs_pages(scope))[:MAX_DOCUMENTS]
+    info = _owning_distribution(scope) if len(paths) < MAX_DOCUMENTS else None
+    return paths + ([os.path.join(info, "METADATA")] if info is not None else [])
+
+
+def documents(root: str, scope: str, tracked: bool) -> list[tuple[str, str, str, bool]]:
+    """``(path, text, form, cut)`` of each document (``_document_paths``): ``MARKDOWN``,
+    else ``REST`` (reST or plain text)."""
     found = []
-    for path in paths[:MAX_DOCUMENTS]:
+    for path in _document_paths(root, scope, tracked):
         read = _read(path)
-        if read is not None:
+        if read is None:
+            continue
+        if os.path.basename(path) == "METADATA" and path.endswith(".dist-info/METADATA"):
+            text, markdown = _description(read[0])
+        else:
             text = read[0].decode("utf-8", "replace")
             markdown = path.lower().endswith((".md", ".markdown"))
-            found.append((path, text, MARKDOWN if markdown else REST, read[1]))
-    info = _owning_distribution(scope) if len(found) < MAX_DOCUMENTS else None
-    if info is not None:
-        path = os.path.join(info, "METADATA")
-        read = _read(path)
-        if read is not None:
-            text, markdown = _description(read[0])
-            found.append((path, text, MARKDOWN if markdown else REST, read[1]))
+        found.append((path, text, MARKDOWN if markdown else REST, read[1]))
     return found
 
 
@@ -517,14 +526,68 @@ def _count(into: dict, source: bytes, provider, said: bool, context) -> None:
             into.setdefault(name, [0, 0])[slot] += 1
 
 
-def tree_documentation(tree, records) -> Documentation | None:
+def _fingerprint(root: str, scope: str, tracked: bool, sources: list[str]) -> bytes:
+    """What a documentation read depends on: the documents and the source files it would
+    read (each one's path, size, mtime and inode), the grammar, and this module's bounds."""
+    seen = []
+    for path in _document_paths(root, scope, tracked):
+        try:
+            st = os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue
+        seen.append((path, st.st_size, st.st_mtime_ns, st.st_ino))
+    budget = MAX_SOURCE_BYTES
+    for rel in sorted(sources, key=lambda rel: (rel.count("/"), rel)):
+        if budget <= 0:
+            break
+        if _is_test(rel):
+            continue
+        try:
+            st = os.stat(os.path.join(root, rel), follow_symlinks=False)
+        except OSError:
+            continue
+        budget -= st.st_size
+        seen.append((rel, st.st_size, st.st_mtime_ns, st.st_ino))
+    bounds = (MAX_DOCUMENTS, MAX_DOCUMENT_BYTES, MAX_BLOCKS, MAX_BLOCK_BYTES, MAX_CODE_BYTES)
+    return marshal.dumps((DOCS_FORMAT, cache.stamp(), bounds, scope, tracked, seen))
+
+
+def tree_documentation(tree, records, env=None) -> Documentation | None:
     """``read`` for a mapped tree holding Python (the only language its examples are read
-    in), None otherwise or when the grammar is missing."""
+    in), None otherwise or when the grammar is missing. With ``env``, what was read is kept
+    in the code cache beside the tree's records, keyed by ``_fingerprint`` (a scope whose
+    file name another's shares writes over it: read again, never answered wrong): a map of
+    an unchanged tree neither loads the grammar nor parses its documentation again."""
     if tree.listing == "file" or not any(language == "python" for _r, language, _x in records):
         return None
     sources = [rel for rel, language, _record in records if language == "python"]
+    tracked = tree.listing == "git"
+    kept_at = fingerprint = None
+    if env is not None:
+        digest = zlib.crc32(tree.scope.encode("utf-8", "surrogateescape"))
+        kept_at = os.path.join(cache.root_directory(env, tree.root), f"docs-{digest:08x}.marshal")
+        fingerprint = _fingerprint(tree.root, tree.scope, tracked, sources)
+        try:
+            kept = marshal.loads(cache.read_bytes(kept_at))
+        except (OSError, EOFError, ValueError, TypeError):
+            kept = None  # none kept, or not ours: read again
+        if (
+            type(kept) is tuple
+            and len(kept) == 2
+            and kept[0] == fingerprint
+            and len(kept[1]) == len(KEPT)
+        ):
+            found = Documentation()
+            for field, value in zip(KEPT, kept[1], strict=True):
+                setattr(found, field, value)
+            return found
     try:
-        python = registry.by_name("python")
-        return read(tree.root, tree.scope, tree.listing == "git", python, sources)
+        found = read(tree.root, tree.scope, tracked, registry.by_name("python"), sources)
     except GrammarUnavailable:
         return None
+    if kept_at is not None:
+        with contextlib.suppress(OSError):
+            os.makedirs(os.path.dirname(kept_at), exist_ok=True)
+            kept = tuple(getattr(found, field) for field in KEPT)
+            cache.write_atomic(kept_at, marshal.dumps((fingerprint, kept)))
+    return found

@@ -666,7 +666,7 @@ def repo_map(
 
     result = scan(path, env, cwd=cwd, workers=workers)
     focused = _focus(result.tree, focus or [], cwd)
-    documentation = docs.tree_documentation(result.tree, result.records)
+    documentation = docs.tree_documentation(result.tree, result.records, env)
     chosen, total, info = rank.rank(
         result.records, focused, offset=offset, limit=limit, documentation=documentation
     )

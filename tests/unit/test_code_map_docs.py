@@ -405,3 +405,19 @@ def test_a_tests_strings_are_its_fixtures_not_documentation(tmp_path, env):
     sources = ["tests/test_docs.py", "pkg/conftest.py"]
     found = docs.read(root, root, False, registry.by_name("python"), sources)
     assert found.sources == 0 and found.docstrings == {}
+
+
+def test_a_map_of_an_unchanged_tree_parses_its_documentation_once(tmp_path, env, monkeypatch):
+    # a cached map loaded the grammar and parsed every example again, ~30 ms of a 60 ms
+    # answer; what was read is now kept beside the records, keyed by what it read
+    root = _tree(tmp_path, {"README.md": README})
+    parsed = _block_count(monkeypatch)  # the tree's files' parses and the examples'
+    first = index.repo_map(root, env, limit=EVERY)
+    assert parsed[0] == len(PACKAGE) + 1
+    again = index.repo_map(root, env, limit=EVERY)
+    assert parsed[0] == len(PACKAGE) + 1 and again["entries"] == first["entries"]
+    readme = os.path.join(root, "README.md")
+    with open(readme, "a") as handle:
+        handle.write("\n```python\nfrom pkg.engine import Buffer\n```\n")
+    changed = index.repo_map(root, env, limit=EVERY)
+    assert parsed[0] == len(PACKAGE) + 3 and _by_name(changed)["Buffer"]["documented"] == 1
