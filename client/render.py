@@ -347,6 +347,17 @@ def map_page(page: dict) -> str:
             f"{_plural(declared['files'], 'file')}: __all__, package re-exports): each weighs "
             "as its users' references"
         )
+    documentation = page.get("documentation") or {}
+    if documentation.get("names"):
+        read = [_plain(d) for d in documentation["documents"]]
+        if documentation.get("sources"):
+            read.append(f"the docstrings of {_plural(documentation['sources'], 'source file')}")
+        lines.append(
+            f"documentation's examples ({_plural(documentation['blocks'], 'block')} in "
+            + ", ".join(read)
+            + (", cut at its bounds" if documentation["cut"] else "")
+            + f") use {_plural(documentation['names'], 'name')}: read as one more user's file"
+        )
     if page["offset"]:
         lines.append(f"starting after the first {page['skipped_before']}")
     if not page["total"]:
@@ -362,6 +373,8 @@ def map_page(page: dict) -> str:
         if rest:
             where += f", +{rest} more"
         used = f"used in {_plural(entry['referenced_from'], 'file')}"
+        if entry.get("documented"):
+            used += f" and {entry['documented']}× in the documentation"
         lines.append(
             f"{i:>{width}}. {entry['score']:>8g}  {_plain(entry['name'])}  "
             f"({used}; {shares}: {_counts(entry['kinds'])})  {where}"

@@ -637,6 +637,14 @@ def _prune(store: cache.Store, tree: Tree, seen: set[str]) -> None:
     store.forget([rel for rel in store.files.keys() - seen if rel.startswith(prefix)])
 
 
+def _shown_document(tree: Tree, full: str) -> str:
+    """A document the map read, as the caller would write it: beside the tree's files
+    when inside its root, else the whole path (an installed distribution's METADATA)."""
+    if os.path.commonpath([full, tree.root]) == tree.root:
+        return _shown(tree, os.path.relpath(full, tree.root))
+    return full
+
+
 def _shown(tree: Tree, rel: str) -> str:
     if tree.listing == "file":
         return tree.shown
@@ -830,16 +838,23 @@ def repo_map(
     focus: list[str] | None = None,
     workers: int = 1,
 ) -> dict:
-    from relore.client.code import rank  # the map's alone
+    from relore.client.code import docs, rank  # the map's alone
 
     result = scan(path, env, cwd=cwd, workers=workers)
     focused = _focus(result.tree, focus or [], cwd)
-    chosen, total, info = rank.rank(result.records, focused, offset=offset, limit=limit)
+    documentation = docs.tree_documentation(result.tree, result.records, env)
+    chosen, total, info = rank.rank(
+        result.records, focused, offset=offset, limit=limit, documentation=documentation
+    )
     page = _page("map", result.tree, limit, offset, total, len(chosen))
     page["score"] = rank.SCORE
     page["focus"] = list(focus or [])
     page["entry_files"] = [_shown(result.tree, rel) for rel in info["entry_files"]]
     page["declared"] = info["declared"]
+    page["documentation"] = dict(
+        info["documentation"],
+        documents=[_shown_document(result.tree, d) for d in info["documentation"]["documents"]],
+    )
     page["dunders_excluded"] = info["dunders"]
     page["everywhere_excluded"] = info["everywhere"]
     page["entries"] = [
@@ -849,6 +864,7 @@ def repo_map(
             "referenced_from": e["referenced_from"],
             "references": e["references"],
             "definitions": e["definitions"],
+            "documented": e["documented"],
             "kinds": dict(Counter(d[1] for _rel, d in e["places"]).most_common()),
             "locations": [
                 {

@@ -45,11 +45,24 @@ names' worth (a huge ``__all__`` is one declaration, thinly spread). The edges a
 in where walks start (a reference's mass), so a package that declares more starts more of
 them at its entry file. A tree with no entry file declares nothing and ranks as it did.
 
-``THROUGH_WEIGHT``, ``ENTRY_SHARE``, ``EXPORT_WEIGHT``, ``MODULE_WEIGHT``, the
-self-reference rule and the median cap were chosen by reading the maps of five installed
-packages (requests, jinja2, uvicorn, werkzeug, rich; ``benchmarks/code_lens.py --tuning``),
-never of the held-out ones whose entry points ``benchmarks/code_lens.py --entry-points``
-checks. Pure standard library: the client imports no numeric package.
+A declaration is a set, not an order: which of a package's sixty public names its users
+call most is in its users. Its documentation holds some (``docs.py``): the code its README,
+docs pages or installed METADATA show, and the examples in its docstrings, call the API
+the way its users do. Each is a node of its own, a file no file links to, whose references
+are edges as a file's are: ``DOC_SHARE`` of the walks start at the documents,
+``DOCSTRING_SHARE`` at the docstrings (none with ``focus``), and each passes on all it has
+(no median cap: a README showing four names gives them all its weight). What a documented
+name's module defines beside it is the same module's API (``Route`` shown, ``Mount``
+beside it): the documents' node also links the public top-level functions and classes of
+each file defining a name it shows, ``BESIDE_WEIGHT`` of that name's weight shared among
+them.
+
+``THROUGH_WEIGHT``, ``ENTRY_SHARE``, ``EXPORT_WEIGHT``, ``MODULE_WEIGHT``, ``DOC_SHARE``,
+``DOCSTRING_SHARE``, ``BESIDE_WEIGHT``, the self-reference rule and the median cap were
+chosen by reading the maps of five installed packages (requests, jinja2, uvicorn, werkzeug,
+rich; ``benchmarks/code_lens.py --tuning``), never of the held-out ones whose entry points
+``benchmarks/code_lens.py --entry-points`` checks. Pure standard library: the client
+imports no numeric package.
 """
 
 from __future__ import annotations
@@ -74,6 +87,14 @@ EXPORT_WEIGHT = 8.0
 EXPORT_NAMES = 100
 # a public module's own ``__all__``, carried by its package's entry file
 MODULE_WEIGHT = 1.0
+# the share of walks that start at the documentation's examples (``docs.py``): its
+# documents' (README, docs pages, an installed METADATA), its source files' docstrings';
+# each a user of the tree whose references weigh as a file's
+DOC_SHARE = 0.3
+DOCSTRING_SHARE = 0.1
+# what the documents' modules define beside what they show shares this much of each
+# documented name's weight (the docstrings' examples spread nothing beside)
+BESIDE_WEIGHT = 0.2
 # definition kinds reached through an object, never by a bare name
 METHOD_KINDS = frozenset({"method"})
 # a definition directly inside one of these is local to it
@@ -85,24 +106,29 @@ def is_dunder(name: str) -> bool:
 
 
 def pagerank(
-    edges: list[list[tuple[int, float]]], targets: list[list[int]], personal: list[float]
+    edges: list[list[tuple[int, float]]],
+    targets: list[list[int]],
+    personal: list[float],
+    whole: int | None = None,
 ) -> tuple[list[float], list[float]]:
     """Power iteration over files → targets → files.
 
     ``edges[f]`` is file f's ``(target, weight)`` list, ``targets[t]`` the files target t
     spreads evenly over, ``personal`` where a walk starts (sums to 1). A file passes on
     ``weight / max(its total, the median total)`` along each edge; what it keeps back (all
-    of it, for a file with no edge) starts again from ``personal``. Returns the files' ranks
+    of it, for a file with no edge) starts again from ``personal``. A node from ``whole`` on
+    (the documentation: no target is in it) passes on all it has. Returns the nodes' ranks
     and each target's inflow at them.
     """
     n = len(edges)
+    whole = n if whole is None else whole
     totals = [sum(w for _t, w in out) for out in edges]
-    positive = sorted(t for t in totals if t > 0)
+    positive = sorted(t for t in totals[:whole] if t > 0)
     typical = positive[len(positive) // 2] if positive else 1.0
     shares = []
     passed = []
     for f in range(n):
-        total = max(totals[f], typical)
+        total = max(totals[f], typical) if f < whole else totals[f] or 1.0
         shares.append([(t, w / total) for t, w in edges[f]])
         passed.append(totals[f] / total)
     rank = list(personal)
@@ -150,6 +176,7 @@ def rank(
     focus: list[str] | None = None,
     offset: int = 0,
     limit: int | None = None,
+    documentation=None,
 ) -> tuple[list[dict], int, dict]:
     """The entries from ``offset`` (``limit`` of them, or all), best first; how many names
     were ranked; and what the ranking left out or started from.
@@ -194,7 +221,29 @@ def rank(
     edges, references, referenced_from = _edges(records, targets, providers)
     declared = _declared(records, targets, providers, position, edges)
     personal, entry = _personalisation(records, focus, edges, providers)
-    ranks, inflow = pagerank(edges, targets.files, personal) if files else ([], [])
+    # the documentation: a node of its own for its documents and one for the docstrings'
+    # examples, users of the tree no file links to
+    documented: dict[str, int] = {}
+    shares = []
+    if documentation is not None and files:
+        for counts, share, beside in (
+            (documentation.counts, DOC_SHARE, BESIDE_WEIGHT),
+            (documentation.docstrings, DOCSTRING_SHARE, 0.0),
+        ):
+            found = _documented(counts, targets, providers)
+            if found:
+                edges.append(
+                    [edge for _n, out in found.values() for edge in out]
+                    + _beside(found, beside, records, targets, providers)
+                )
+                shares.append(0.0 if focus else share)
+                for name, (n, _out) in found.items():
+                    documented[name] = documented.get(name, 0) + n
+    if shares:
+        personal = [(1.0 - sum(shares)) * p for p in personal] + shares
+    ranks, inflow = (
+        pagerank(edges, targets.files, personal, whole=len(files)) if files else ([], [])
+    )
     scale = len(files)  # a name receiving one average file's weight scores 1
     order = []
     for name, places in definitions.items():
@@ -217,6 +266,7 @@ def rank(
                 "references": references.get(name, 0),
                 "referenced_from": referenced_from.get(name, 0),
                 "definitions": len(places),
+                "documented": documented.get(name, 0),
                 "places": sorted(
                     places,
                     key=lambda p: (-per_file.get(position[p[0]], 0.0), p[0], p[1][3]),
@@ -232,8 +282,82 @@ def rank(
         },
         "entry_files": entry,
         "declared": declared,
+        "documentation": _documentation_info(documentation, documented),
     }
     return entries, len(order), info
+
+
+def _documentation_info(documentation, documented: dict) -> dict:
+    if documentation is None:
+        return {"documents": [], "sources": 0, "blocks": 0, "names": 0, "cut": False}
+    return {
+        "documents": list(documentation.documents),
+        "sources": documentation.sources,
+        "blocks": documentation.blocks,
+        "names": len(documented),
+        "cut": documentation.cut,
+    }
+
+
+def _documented(counts: dict, targets: _Targets, providers: dict) -> dict:
+    """Per name the documentation's references to the tree's definition of it, and their
+    edges from the documentation's node, corrected as a file's are (the built-ins were
+    already, in ``docs.py``: a module-qualified ``httpx.get`` is the package's)."""
+    is_private = providers["python"].is_private if "python" in providers else None
+    found: dict[str, tuple[int, list[tuple[int, float]]]] = {}
+    for name, (bare, through) in counts.items():
+        target = targets.of.get(name)
+        if target is None:
+            continue
+        if target[1] is None:
+            bare = 0
+        if not bare and not through:
+            continue
+        weight = PRIVATE_WEIGHT if is_private is not None and is_private(name) else 1.0
+        if len(targets.files[target[0]]) > AMBIGUOUS_FILES:
+            weight *= AMBIGUOUS_WEIGHT
+        out = []
+        if through:
+            out.append((target[0], THROUGH_WEIGHT * weight * math.sqrt(through)))
+        if bare:
+            out.append((target[1], weight * math.sqrt(bare)))
+        found[name] = (bare + through, out)
+    return found
+
+
+def _beside(found: dict, beside: float, records, targets: _Targets, providers: dict) -> list:
+    """The documentation's edges to what its modules define beside what it shows: each
+    documented name's bare weight, times ``beside``, shared over the public top-level
+    functions and classes of the file defining it (``Route`` shown, ``Mount`` beside it)."""
+    if not beside:
+        return []
+    public: dict[int, list[int]] = {}  # file -> its public top-level definitions' targets
+    weights: dict[int, float] = {}
+    for name, (_n, out) in found.items():
+        bare = targets.of[name][1]
+        weight = sum(w for t, w in out if t == bare)
+        if bare is None or not weight:
+            continue
+        for f in targets.files[bare]:
+            if f not in public:
+                _rel, language, record = records[f]
+                provider = providers.get(language)
+                names = {
+                    d[0]
+                    for d in record.definitions
+                    if d[2] == d[0]
+                    and d[1] not in METHOD_KINDS
+                    and provider is not None
+                    and not provider.is_private(d[0])
+                }
+                public[f] = [
+                    targets.of[n][1]
+                    for n in sorted(names)
+                    if targets.of.get(n, (0, None))[1] is not None
+                ]
+            for t in public[f]:
+                weights[t] = weights.get(t, 0.0) + beside * weight / len(public[f])
+    return sorted(weights.items())
 
 
 def _edges(records, targets: _Targets, providers: dict) -> tuple[list, dict, dict]:

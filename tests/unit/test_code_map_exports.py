@@ -10,7 +10,9 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from fixtures.code_tree import write_tree
+from fixtures.code_tree import INTERNALS, write_tree
+from fixtures.code_tree import by_name as _by_name
+from fixtures.code_tree import names as _names
 
 from relore.client.code import engine, index, registry
 from relore.client.code.providers.base import MAX_EXPORTS
@@ -23,34 +25,8 @@ def env(tmp_path):
     return {"RELORE_CODE_CACHE": str(tmp_path / "cache"), "HOME": str(tmp_path / "home")}
 
 
-def _names(page: dict) -> list[str]:
-    return [e["name"] for e in page["entries"]]
-
-
-def _by_name(page: dict) -> dict[str, dict]:
-    return {e["name"]: e for e in page["entries"]}
-
-
 def _exports(source: str):
     return engine.extract(registry.by_name("python"), textwrap.dedent(source).encode())[3]
-
-
-# What the internals use among themselves: `Engine` by three files, `Buffer` by one.
-INTERNALS = {
-    "pkg/engine.py": """
-        class Engine:
-            pass
-
-
-        class Buffer:
-            pass
-    """,
-    **{
-        f"pkg/part{i}.py": "from .engine import Engine\n\n\ndef part():\n    return Engine()\n"
-        for i in range(3)
-    },
-    "pkg/wire.py": "from .engine import Buffer\n\n\ndef wire():\n    return Buffer()\n",
-}
 
 
 def test_python_records_carry_all_and_the_imports_a_module_re_exports():
