@@ -99,12 +99,42 @@ def _definitions(provider: Provider, source: bytes, root: Any, query: Any, ts: A
     return found
 
 
+# A syntax error tree-sitter recovers as one ERROR node holding a long run of bare tokens
+# (``{{{{…``, ``(*(*…``, 64 kB of them) costs its queries time growing with the square of the
+# run: 3.4 s a query at 64 kB, ~15 min at a 1 MB file, from a file anyone can commit. Real
+# code's errors hold a handful; past this many in a row the file's record is TANGLED.
+TANGLE_RUN = 256
+TANGLED = 2  # a record's has_error: errors too tangled to read, nothing else in the record
+
+
+def tangled(root: Any) -> bool:
+    """Whether an ERROR node below ``root`` holds more than ``TANGLE_RUN`` unnamed children
+    in a row. Linear: only subtrees holding an error are walked."""
+    if not root.has_error:
+        return False
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        run = 0
+        error = node.is_error
+        for child in node.children:
+            if error:
+                run = 0 if child.is_named else run + 1
+                if run > TANGLE_RUN:
+                    return True
+            if child.has_error:
+                pending.append(child)
+    return False
+
+
 def extract(provider: Provider, source: bytes) -> Record:
     global parses
     ts, parser, defs_query, refs_query = provider.load()
     tree = parser.parse(source)
     parses += 1
     root = tree.root_node
+    if tangled(root):
+        return (TANGLED, [], {}, None)
     definitions = _definitions(provider, source, root, defs_query, ts)
     strongest: dict[int, tuple[int, Any]] = {}
     dotted: set[int] = set()
