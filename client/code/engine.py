@@ -101,6 +101,34 @@ def _definitions(provider: Provider, source: bytes, matches) -> list:
     return found
 
 
+# A syntax error tree-sitter recovers as one ERROR node holding a long run of bare tokens
+# (``{{{{…``, ``(*(*…``, 64 kB of them) costs its queries time growing with the square of the
+# run: 3.4 s a query at 64 kB, ~15 min at a 1 MB file, from a file anyone can commit. Real
+# code's errors hold a handful; past this many in a row the file's record is TANGLED.
+TANGLE_RUN = 256
+TANGLED = 2  # a record's has_error: errors too tangled to read, nothing else in the record
+
+
+def tangled(root: Any) -> bool:
+    """Whether an ERROR node below ``root`` holds more than ``TANGLE_RUN`` unnamed children
+    in a row. Linear: only subtrees holding an error are walked."""
+    if not root.has_error:
+        return False
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        run = 0
+        error = node.is_error
+        for child in node.children:
+            if error:
+                run = 0 if child.is_named else run + 1
+                if run > TANGLE_RUN:
+                    return True
+            if child.has_error:
+                pending.append(child)
+    return False
+
+
 def _parse(provider: Provider, source: bytes) -> tuple[Any, Any, Any, Any]:
     """(tree_sitter module, definitions query, references query, the tree's root)."""
     global parses
@@ -112,6 +140,8 @@ def _parse(provider: Provider, source: bytes) -> tuple[Any, Any, Any, Any]:
 
 def extract(provider: Provider, source: bytes) -> Record:
     ts, defs_query, refs_query, root = _parse(provider, source)
+    if tangled(root):
+        return (TANGLED, [], {}, None)
     definitions = _definitions(provider, source, ts.QueryCursor(defs_query).matches(root))
     strongest: dict[int, tuple[int, Any]] = {}
     dotted: set[int] = set()
@@ -172,6 +202,8 @@ def extract_names(provider: Provider, source: bytes, names) -> Record:
     starting there is kept, as ``extract`` keeps it."""
     ts, defs_query, refs_query, root = _parse(provider, source)
     names = tuple(dict.fromkeys(names))
+    if tangled(root):  # no rows; each name kept, so a cached answer still says why
+        return (TANGLED, [], {name: [] for name in names}, None)
     spans: list[tuple[str, int, int]] = []  # (name, start, end): where a node spells it
     matches: list = []
     for name in names:
