@@ -250,6 +250,11 @@ def _files_line(files: dict) -> str:
             f"{_plural(files['syntax_errors'], 'file')} with syntax errors read with recovery "
             "(a definition after the error may be missing)"
         )
+    if files.get("tangled_errors"):
+        parts.append(
+            f"{_plural(files['tangled_errors'], 'file')} not read: a syntax error holding "
+            "hundreds of bare tokens in a row (generated or hostile)"
+        )
     if files["skipped_large"]:
         parts.append(f"{files['skipped_large']} skipped as over {files['max_file_bytes']:,} bytes")
     if files["skipped_binary"]:

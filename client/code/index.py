@@ -433,6 +433,7 @@ def scan(
         "without_name": counts["without_name"],
         "without_definition": counts["without_definition"],
         "syntax_errors": counts["syntax_errors"],
+        "tangled_errors": counts["tangled_errors"],
         "skipped_large": counts["skipped_large"],
         "skipped_binary": counts["skipped_binary"],
         "no_grammar": dict(sorted(no_grammar.items())),
@@ -476,7 +477,9 @@ class _Tally:
 
     def keep(self, rel: str, language: str, record: Read) -> None:
         self.languages[language] += 1
-        if record.has_error:
+        if record.has_error == engine.TANGLED:
+            self.counts["tangled_errors"] += 1
+        elif record.has_error:
             self.counts["syntax_errors"] += 1
         self.kept.append((rel, language, record))
 

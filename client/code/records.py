@@ -43,9 +43,9 @@ def blobs(record: engine.Record, counted: bool = True) -> tuple[bytes, bytes, by
     )
 
 
-def occurrences(blob: bytes, name: str) -> tuple[bool, list[tuple[int, int, int, int]]] | None:
-    """``(has_error, name's occurrences)`` from an ``OCCURRENCES`` blob; None when the blob
-    is not one (the cache is not trusted)."""
+def occurrences(blob: bytes, name: str) -> tuple[int, list[tuple[int, int, int, int]]] | None:
+    """``(has_error, name's occurrences)`` from an ``OCCURRENCES`` blob (``has_error`` 0, 1,
+    or ``engine.TANGLED``); None when the blob is not one (the cache is not trusted)."""
     try:
         view = memoryview(blob)
         size = int.from_bytes(view[:4], "little")
@@ -53,13 +53,13 @@ def occurrences(blob: bytes, name: str) -> tuple[bool, list[tuple[int, int, int,
         wanted = b"\0" + name.encode("utf-8", "surrogateescape") + b"\0"
         at = keys.find(wanted) if wanted.count(b"\0") == 2 else -1
         if at < 0:
-            return bool(has_error), []
+            return int(has_error), []
         index = keys.count(b"\0", 0, at)  # the NULs before this name: its place in the table
         bounds = array("i")
         bounds.frombytes(table[index * 4 : index * 4 + 8])
         found = array("i")
         found.frombytes(view[4 + size + bounds[0] * 4 : 4 + size + bounds[1] * 4])
         rows = zip(found[0::ROW], found[1::ROW], found[2::ROW], found[3::ROW], strict=True)
-        return bool(has_error), list(rows)
+        return int(has_error), list(rows)
     except (TypeError, ValueError, IndexError, AttributeError, EOFError):
         return None

@@ -4,8 +4,12 @@ with the square of the run (64 kB of ``{``: 3.4 s a query; a 1 MB file: minutes)
 
 from __future__ import annotations
 
+import io
+import json
+
 import pytest
 
+from relore.client import cli
 from relore.client.code import engine, registry
 
 HOSTILE = {
@@ -56,3 +60,21 @@ def test_bare_tokens_under_the_run_limit_are_read(python):
     assert has_error is True
     assert "x" in occurrences
     assert not engine.tangled(python.load()[1].parse(b"def f():\n    return 1\n").root_node)
+
+
+def test_a_tangled_file_beside_real_code_is_named_and_the_rest_answered(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "real.py").write_text("def parse(text):\n    return text\n\n\nparse('x')\n")
+    (tree / "hostile.py").write_bytes(b"parse = 1\n" + b"{" * 65536)
+    env = {"RELORE_CODE_CACHE": str(tmp_path / "cache"), "HOME": str(tmp_path / "home")}
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(["refs", "parse", str(tree), "--json"], env=env, stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    page = json.loads(out.getvalue())
+    assert {row["path"] for row in page["references"]} == {str(tree / "real.py")}
+    assert page["files"]["tangled_errors"] == 1
+    assert page["files"]["syntax_errors"] == 0
+    out = io.StringIO()
+    cli.main(["refs", "parse", str(tree)], env=env, stdout=out, stderr=io.StringIO())
+    assert "1 file not read: a syntax error holding hundreds of bare tokens" in out.getvalue()
