@@ -45,9 +45,11 @@ import os
 import re
 import stat
 import textwrap
+import time
 import zlib
 
 from relore.client.code import cache, engine, registry
+from relore.client.code.listing import RACY_NS
 from relore.client.code.providers.base import GrammarUnavailable
 
 # documents read (READMEs, docs pages, one distribution's METADATA)
@@ -77,7 +79,7 @@ PYTHON_TAGS = frozenset({"python", "py", "python3", "py3", "pyi", "ipython"})
 CONSOLE_TAGS = frozenset({"pycon", "python-repl", "pyrepl", "doctest"})
 UNSAID = ""  # a block whose language is not said
 # what a kept documentation read holds: another format is read again
-DOCS_FORMAT = 1
+DOCS_FORMAT = 2
 KEPT = ("counts", "docstrings", "documents", "sources", "blocks", "code_bytes", "cut")
 # a document's form: a Markdown page, a reST (or plain text) one, a source file's docstrings
 MARKDOWN, REST, SOURCE = "markdown", "rest", "source"
@@ -142,7 +144,10 @@ def _read(path: str) -> tuple[bytes, bool] | None:
         os.close(handle)
 
 
-def _entries(directory: str) -> list[os.DirEntry]:
+def _entries(directory: str, listed: list[str]) -> list[os.DirEntry]:
+    """``directory``'s entries, sorted; ``listed`` gets the directory (kept with its stat:
+    an unchanged directory is not listed again, ``_discovered``)."""
+    listed.append(directory)
     found = []
     try:
         with os.scandir(directory) as listing:
@@ -161,17 +166,17 @@ def _is_document(name: str) -> bool:
     return suffix in DOC_SUFFIXES and bool(stem or not dot)
 
 
-def _readmes(directory: str) -> list[str]:
+def _readmes(directory: str, listed: list[str]) -> list[str]:
     return [
         e.path
-        for e in _entries(directory)
+        for e in _entries(directory, listed)
         if e.name.lower().startswith("readme")
         and _is_document(e.name)
         and e.is_file(follow_symlinks=False)
     ]
 
 
-def _docs_pages(directory: str) -> list[str]:
+def _docs_pages(directory: str, listed: list[str]) -> list[str]:
     pages: list[str] = []
     visited = 0
     for name in DOCS_DIRS:
@@ -179,7 +184,7 @@ def _docs_pages(directory: str) -> list[str]:
         while stack and len(pages) < MAX_DOCUMENTS and visited < MAX_DIRECTORIES:
             here, depth = stack.pop()
             visited += 1
-            for e in _entries(here):
+            for e in _entries(here, listed):
                 if e.is_dir(follow_symlinks=False) and depth < MAX_DEPTH:
                     stack.append((e.path, depth + 1))
                 elif (
@@ -200,12 +205,12 @@ def _lines(data: bytes) -> list[str]:
     return data.decode("utf-8", "replace").splitlines()
 
 
-def _owning_distribution(package_dir: str) -> str | None:
+def _owning_distribution(package_dir: str, listed: list[str]) -> str | None:
     """The ``*.dist-info`` beside ``package_dir`` that installed it, or None."""
     parent, package = os.path.split(package_dir.rstrip(os.sep))
     if not package.isidentifier():
         return None
-    infos = [e for e in _entries(parent) if e.name.endswith(".dist-info")]
+    infos = [e for e in _entries(parent, listed) if e.name.endswith(".dist-info")]
     if not infos:
         return None
     wanted = _normalised(package)
@@ -254,25 +259,85 @@ def _description(metadata: bytes) -> tuple[str, bool]:
     return (body if body.strip() else "\n".join(description)), markdown
 
 
-def _document_paths(root: str, scope: str, tracked: bool) -> list[str]:
-    """The documents of the tree mapped at ``scope``, at most ``MAX_DOCUMENTS``, its
-    distribution's METADATA last. ``root``'s README counts when ``scope`` is a part of the
-    repository git tracks below it (an ignored ``.venv`` is not the repository's)."""
+def _tree_documents(root: str, scope: str, tracked: bool, listed: list[str]) -> list[str]:
+    """The tree's own documents at ``scope``, at most ``MAX_DOCUMENTS``. ``root``'s README
+    counts when ``scope`` is a part of the repository git tracks below it (an ignored
+    ``.venv`` is not the repository's). ``listed`` gets every directory looked at."""
+    listed.append(scope)
     if not os.path.isdir(scope):
         return []
-    paths = _readmes(scope)
+    paths = _readmes(scope, listed)
     if tracked and os.path.normpath(root) != os.path.normpath(scope):
-        paths += _readmes(root)
-    paths = (paths + _docs_pages(scope))[:MAX_DOCUMENTS]
-    info = _owning_distribution(scope) if len(paths) < MAX_DOCUMENTS else None
-    return paths + ([os.path.join(info, "METADATA")] if info is not None else [])
+        paths += _readmes(root, listed)
+    return (paths + _docs_pages(scope, listed))[:MAX_DOCUMENTS]
 
 
-def documents(root: str, scope: str, tracked: bool) -> list[tuple[str, str, str, bool]]:
-    """``(path, text, form, cut)`` of each document (``_document_paths``): ``MARKDOWN``,
-    else ``REST`` (reST or plain text)."""
+def _distribution_documents(scope: str, listed: list[str]) -> list[str]:
+    """The METADATA of the distribution that installed ``scope``, if one did."""
+    info = _owning_distribution(scope, listed) if os.path.isdir(scope) else None
+    return [os.path.join(info, "METADATA")] if info is not None else []
+
+
+def _document_paths(root: str, scope: str, tracked: bool, listed: list[str]) -> list[str]:
+    """The documents of the tree mapped at ``scope``: its own, its distribution's METADATA
+    last."""
+    paths = _tree_documents(root, scope, tracked, listed)
+    return paths + (_distribution_documents(scope, listed) if len(paths) < MAX_DOCUMENTS else [])
+
+
+def _directory_stat(path: str) -> tuple | None:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def _kept_or_found(kept, find) -> tuple[list[str], tuple | None]:
+    """``(paths, discovery)``: ``kept`` (a discovery as this returns it) when every
+    directory it looked at has the stat it had, else ``find(listed)`` again. A directory
+    changed within ``listing.RACY_NS`` (a file may still land in it within its mtime's tick)
+    is not kept: None."""
+    if type(kept) is tuple and len(kept) == 2 and type(kept[0]) is tuple:
+        directories, paths = kept
+        if all(
+            type(d) is tuple and len(d) == 2 and _directory_stat(d[0]) == d[1] for d in directories
+        ):
+            return list(paths), kept
+    listed: list[str] = []
+    paths = find(listed)
+    directories = tuple((d, _directory_stat(d)) for d in dict.fromkeys(listed))
+    now = time.time_ns()
+    if any(st is not None and now - st[0] < RACY_NS for _d, st in directories):
+        return paths, None
+    return paths, (directories, tuple(paths))
+
+
+def _discovered(root: str, scope: str, tracked: bool, kept) -> tuple[list[str], tuple]:
+    """``(paths, discovery)``: ``_document_paths``, from what the last map kept where the
+    directories it listed are unchanged, so a map of an unchanged tree lists none of them
+    and reads no distribution's RECORD. The tree's documents and its distribution's are
+    kept apart: a site-packages that changed (a package installed beside it) does not make
+    the tree's own directories listed again."""
+    own, distribution = kept if type(kept) is tuple and len(kept) == 2 else (None, None)
+    paths, own = _kept_or_found(own, lambda listed: _tree_documents(root, scope, tracked, listed))
+    if len(paths) >= MAX_DOCUMENTS:
+        return paths, (own, None)
+    more, distribution = _kept_or_found(
+        distribution, lambda listed: _distribution_documents(scope, listed)
+    )
+    return paths + more, (own, distribution)
+
+
+def documents(
+    root: str, scope: str, tracked: bool, paths: list[str] | None = None
+) -> list[tuple[str, str, str, bool]]:
+    """``(path, text, form, cut)`` of each document (``paths``, else
+    ``_document_paths``): ``MARKDOWN``, else ``REST`` (reST or plain text)."""
     found = []
-    for path in _document_paths(root, scope, tracked):
+    if paths is None:
+        paths = _document_paths(root, scope, tracked, [])
+    for path in paths:
         read = _read(path)
         if read is None:
             continue
@@ -448,11 +513,16 @@ def _source_texts(root: str, sources: list[str]):
             yield rel, data.decode("utf-8", "replace"), SOURCE, read[1] or len(data) < len(read[0])
 
 
-def read(root: str, scope: str, tracked: bool, provider, sources=()) -> Documentation:
+def read(
+    root: str, scope: str, tracked: bool, provider, sources=(), paths: list[str] | None = None
+) -> Documentation:
     """The documentation of the tree at ``scope``, parsed with ``provider`` (Python's):
-    its documents, then the examples in ``sources`` (paths under ``root``)."""
+    its documents (``paths``, else looked for), then the examples in ``sources`` (paths
+    under ``root``)."""
     found = Documentation()
-    texts = itertools.chain(documents(root, scope, tracked), _source_texts(root, list(sources)))
+    texts = itertools.chain(
+        documents(root, scope, tracked, paths), _source_texts(root, list(sources))
+    )
     for document in texts:
         if document is None or found.full():
             found.cut = True
@@ -526,11 +596,12 @@ def _count(into: dict, source: bytes, provider, said: bool, context) -> None:
             into.setdefault(name, [0, 0])[slot] += 1
 
 
-def _fingerprint(root: str, scope: str, tracked: bool, sources: list[str]) -> bytes:
-    """What a documentation read depends on: the documents and the source files it would
-    read (each one's path, size, mtime and inode), the grammar, and this module's bounds."""
+def _fingerprint(scope: str, tracked: bool, root: str, paths: list[str], sources: list[str]):
+    """What a documentation read depends on: the documents (``paths``) and the source files
+    it would read (each one's path, size, mtime and inode), the grammar, and this module's
+    bounds."""
     seen = []
-    for path in _document_paths(root, scope, tracked):
+    for path in paths:
         try:
             st = os.stat(path, follow_symlinks=False)
         except OSError:
@@ -562,32 +633,30 @@ def tree_documentation(tree, records, env=None) -> Documentation | None:
         return None
     sources = [rel for rel, language, _record in records if language == "python"]
     tracked = tree.listing == "git"
-    kept_at = fingerprint = None
+    kept_at = fingerprint = discovery = paths = None
     if env is not None:
         digest = zlib.crc32(tree.scope.encode("utf-8", "surrogateescape"))
         kept_at = os.path.join(cache.root_directory(env, tree.root), f"docs-{digest:08x}.marshal")
-        fingerprint = _fingerprint(tree.root, tree.scope, tracked, sources)
         try:
             kept = marshal.loads(cache.read_bytes(kept_at))
         except (OSError, EOFError, ValueError, TypeError):
             kept = None  # none kept, or not ours: read again
-        if (
-            type(kept) is tuple
-            and len(kept) == 2
-            and kept[0] == fingerprint
-            and len(kept[1]) == len(KEPT)
-        ):
+        if type(kept) is not tuple or len(kept) != 3:
+            kept = (None, None, None)
+        paths, discovery = _discovered(tree.root, tree.scope, tracked, kept[2])
+        fingerprint = _fingerprint(tree.scope, tracked, tree.root, paths, sources)
+        if kept[0] == fingerprint and type(kept[1]) is tuple and len(kept[1]) == len(KEPT):
             found = Documentation()
             for field, value in zip(KEPT, kept[1], strict=True):
                 setattr(found, field, value)
             return found
     try:
-        found = read(tree.root, tree.scope, tracked, registry.by_name("python"), sources)
+        found = read(tree.root, tree.scope, tracked, registry.by_name("python"), sources, paths)
     except GrammarUnavailable:
         return None
     if kept_at is not None:
         with contextlib.suppress(OSError):
             os.makedirs(os.path.dirname(kept_at), exist_ok=True)
             kept = tuple(getattr(found, field) for field in KEPT)
-            cache.write_atomic(kept_at, marshal.dumps((fingerprint, kept)))
+            cache.write_atomic(kept_at, marshal.dumps((fingerprint, kept, discovery)))
     return found

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+import time
 
 import pytest
 from fixtures.code_tree import INTERNALS, write_tree
@@ -140,7 +141,7 @@ def test_a_site_packages_of_huge_records_reads_a_bounded_number_of_bytes(tmp_pat
     reads = []
     real = os.read
     monkeypatch.setattr(docs.os, "read", lambda fd, n: reads.append(n) or real(fd, n))
-    assert docs._owning_distribution(str(site / "pkg")) is None
+    assert docs._owning_distribution(str(site / "pkg"), []) is None
     assert sum(reads) <= docs.MAX_RECORD_BYTES + 2 * docs.MAX_DOCUMENT_BYTES
 
 
@@ -242,6 +243,43 @@ def test_an_installed_packages_readme_is_its_distributions_metadata(tmp_path, en
     assert by_name["Router"]["documented"] == 2 and by_name["Router"]["score"] > 0
     assert by_name["Buffer"]["documented"] == 0  # another distribution's description
     assert page["documentation"]["documents"] == [str(site / "the_pkg-1.0.dist-info" / "METADATA")]
+
+
+def test_a_map_of_an_unchanged_installed_package_lists_nothing_and_reads_no_record(
+    tmp_path, env, monkeypatch
+):
+    # every map looked for the documents again: site-packages listed, RECORDs read (up to
+    # 16 MB), the package's and its docs' directories listed, even with its answer cached
+    site = tmp_path / "site"
+    write_tree(
+        site,
+        {
+            **PACKAGE,
+            "the_pkg-1.0.dist-info/METADATA": "Name: the-pkg\n\n" + README,
+            "the_pkg-1.0.dist-info/RECORD": "pkg/__init__.py,,\n",
+        },
+    )
+    hour_ago = time.time_ns() - 3600 * 10**9
+    for directory, _dirs, _files in os.walk(site):
+        os.utime(directory, ns=(hour_ago, hour_ago))
+    first = index.repo_map(str(site / "pkg"), env, limit=EVERY)
+    listed, opened = [], []
+    real_scandir, real_open = os.scandir, os.open
+    monkeypatch.setattr(docs.os, "scandir", lambda p: listed.append(p) or real_scandir(p))
+    monkeypatch.setattr(
+        docs.os, "open", lambda p, *a, **k: opened.append(p) or real_open(p, *a, **k)
+    )
+    again = docs.tree_documentation(
+        index.walk(str(site / "pkg"), None, env), [("pkg/engine.py", "python", None)], env
+    )
+    assert [p for p in listed if str(p).startswith(str(site))] == []
+    assert [p for p in opened if str(p).endswith("RECORD")] == []
+    assert again is not None
+    assert first["documentation"]["documents"] == [str(site / "the_pkg-1.0.dist-info" / "METADATA")]
+    monkeypatch.undo()
+    (site / "pkg" / "README.md").write_text("```python\nfrom pkg.routing import serve\n```\n")
+    later = index.repo_map(str(site / "pkg"), env, limit=EVERY)
+    assert str(site / "pkg" / "README.md") in later["documentation"]["documents"]
 
 
 def test_an_old_metadatas_description_header_is_read(tmp_path):
