@@ -26,6 +26,12 @@
         started_at timestamptz not null default clock_timestamp()
     );
     alter table relore_build.secret_scans add column if not exists scanned_to xid8;
+    -- Per snapshot: the oldest transaction still running just before its last read
+    -- (snapshot_read_mark): a row an older transaction wrote was committed and compared.
+    create table if not exists relore_build.snapshot_marks (
+        snapshot text primary key,
+        read_from xid8 not null
+    );
     -- Per data test on a mart with a stamp column: the newest stamp it has read and passed
     -- (macros/test_scope.sql), under the test's definition hash.
     create table if not exists relore_build.test_marks (
@@ -126,4 +132,14 @@
     on conflict (model) do update
         set watermark = excluded.watermark
         where relore_build.watermarks.watermark is distinct from excluded.watermark
+{%- endmacro %}
+
+{#-
+    `xid_column` holds a transaction id (32 bits, as xmin) that is `mark` (a 32-bit id as
+    a number) or younger: its distance from the mark modulo 2^32 is under 2^31. Not
+    age(xmin): age() is parallel-restricted and a filter on it keeps a scan in one
+    process. Only meaningful for a mark under 2^30 transactions old (check that first).
+-#}
+{% macro xid_at_or_after(xid_column, mark) -%}
+    mod({{ xid_column }}::text::bigint - {{ mark }} + 4294967296, 4294967296) < 2147483648
 {%- endmacro %}

@@ -93,7 +93,7 @@ begin
         newer := case
             when since is not null and found.is_table and age(xid(since)) < 1073741824
                 then format(
-                    ' where mod(xmin::text::bigint - %s + 4294967296, 4294967296) < 2147483648',
+                    ' where {{ xid_at_or_after('xmin', '%s') }}',
                     xid(since)::text::bigint
                 )
             else ''

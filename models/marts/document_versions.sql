@@ -6,7 +6,11 @@
 with
 
 documents as (
-    select * from {{ ref('documents') }}
+    -- xmin: the transaction that wrote the row, for the snapshot's read mark
+    select
+        *,
+        xmin as written_xid
+    from {{ ref('documents') }}
 ),
 
 final as (
@@ -15,7 +19,8 @@ final as (
             {{ column }},
         {%- endfor %}
         -- the snapshot's scope (not recorded: a version is told apart by what it says)
-        written_at
+        written_at,
+        written_xid
     from documents
 )
 
