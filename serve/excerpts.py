@@ -26,8 +26,13 @@ PYTHON_ERROR_LINE = re.compile(
 ERROR_LINE = re.compile(
     PYTHON_ERROR_LINE.pattern + r"|^\s*(FAILED|ERROR)\s|^\s*(fatal\s+)?error(\[\w+\])?:\s"
 )
-TRACEBACK_HEADER = re.compile(r"^\s*Traceback \(most recent call last\)")
-FRAME = re.compile(r'^\s*File "')
+# Python's own header and rich's boxed one (`───── Traceback (most recent call last) ─────╮`).
+TRACEBACK_HEADER = re.compile(r"^[\s─━╭┏]*Traceback \(most recent call last\)")
+# A frame's own line: Python's `File "…", line N` and rich's `│ path.py:N in name │`
+# (`│ in <cell line: 23>:23 │` for a notebook cell).
+FRAME = re.compile(r'^\s*File "|^\s*[│┃]\s+(\S+:\d+ in \S|in <[^>]*>:\d+)')
+# A line of nothing but a box's walls and blanks (rich's spacing between frames).
+_BOX_ONLY = re.compile(r"^[\s│┃╭╮╰╯─━]*$")
 # Of a cut body's budget, at least this share goes to the failure's window.
 WINDOW_SHARE = 0.6
 
@@ -60,9 +65,10 @@ def cut(text: str, chars: int) -> tuple[str, bool]:
 
     A text that fits is returned whole. Otherwise, when an error line lies past the budget:
     the lead (what comes before the traceback holding it, its ``Traceback`` line included;
-    at most ``1 - WINDOW_SHARE`` of the budget), ``…``, then the lines ending at the last
-    error line (the frames above it, as many as the rest of the budget holds), then ``…``
-    if more followed. Else the head, then ``…``."""
+    at most ``1 - WINDOW_SHARE`` of the budget, ending ``…`` when cut inside a line), ``…``,
+    then the lines ending at the last error line (the frames above it, as many as the rest
+    of the budget holds, a box's blank lines left out), then ``…`` if more followed. Else
+    the head, then ``…``."""
     if len(text) <= chars:
         return text, False
     lines = text.split("\n")
@@ -71,15 +77,22 @@ def cut(text: str, chars: int) -> tuple[str, bool]:
         return text[:chars].rstrip() + ELLIPSIS, True
     header = next((i for i in range(last, -1, -1) if TRACEBACK_HEADER.match(lines[i])), None)
     lead_end = header + 1 if header is not None else last
-    lead = "\n".join(lines[:lead_end])[: int(chars * (1 - WINDOW_SHARE))].rstrip()
+    whole_lead = "\n".join(lines[:lead_end]).rstrip()
+    lead = whole_lead[: int(chars * (1 - WINDOW_SHARE))].rstrip()
+    rest = whole_lead[len(lead) :].lstrip(" \t")
+    if lead and rest and not rest.startswith("\n"):
+        lead += ELLIPSIS  # cut inside a line
     error = lines[last][: chars // 2]
     window = [error]
     room = chars - len(lead) - len(error) - 2 * (len(ELLIPSIS) + 2)
     first = last
-    while first > lead_end and len(lines[first - 1]) + 1 <= room:
+    while first > lead_end and (
+        _BOX_ONLY.match(lines[first - 1]) or len(lines[first - 1]) + 1 <= room
+    ):
         first -= 1
-        room -= len(lines[first]) + 1
-        window.insert(0, lines[first])
+        if not _BOX_ONLY.match(lines[first]):  # a box's blank line is left out, free
+            room -= len(lines[first]) + 1
+            window.insert(0, lines[first])
     # begin on a frame's own line, not the source line under it
     while len(window) > 1 and not FRAME.match(window[0]) and any(map(FRAME.match, window)):
         window.pop(0)

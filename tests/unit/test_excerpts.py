@@ -24,6 +24,44 @@ def test_a_cut_traceback_keeps_its_error_line_and_the_frames_above_it():
     assert text.endswith("…")  # "thanks" followed and was left out
 
 
+# rich's traceback (accelerate, typer, many Hugging Face reports): a boxed header, frames as
+# `│ <path>:<line> in <name> │`, blank box lines, the raising line marked ❱, then the error.
+RICH_TRACEBACK = (
+    "I ran the trainer and it failed:\n\n"
+    + "─" * 30 + " Traceback (most recent call last) " + "─" * 30 + "╮\n"
+    + "".join(
+        f"│ /usr/lib/python3/site-packages/pkg/mod{i}.py:{100 + i} in fn{i}{' ' * 40}│\n"
+        f"│{' ' * 98}│\n"
+        f"│ ❱ {100 + i} │   return call{i}(x){' ' * 60}│\n"
+        for i in range(6)
+    )
+    + "╰" + "─" * 98 + "╯\n"
+    + "RuntimeError: unscale_() has already been called on this optimizer\n"
+)  # fmt: skip
+
+
+def test_a_cut_rich_traceback_keeps_its_last_frame_above_the_error_line():
+    """rich's boxed header was not a traceback header and its frames were not frames: the
+    page kept 160 characters of the head, cut inside the first frame's path, and put the
+    error line straight after it with nothing to say a part was left out."""
+    text, cut = excerpts.cut(RICH_TRACEBACK, 400)
+    assert cut and len(text) <= 410
+    assert text.startswith("I ran the trainer and it failed:")
+    assert "RuntimeError: unscale_() has already been called on this optimizer" in text
+    assert "pkg/mod5.py:105 in fn5" in text and "❱ 105" in text
+    assert "mod0.py" not in text
+    lines = text.split("\n")
+    assert "…" in lines[: lines.index(next(x for x in lines if "mod5.py" in x))]
+    assert not any(line.strip() and set(line) <= set("│ ") for line in lines), "a blank box line"
+
+
+def test_a_lead_cut_inside_a_line_says_so():
+    body = "see below " * 60 + "\nTraceback (most recent call last):\n" + TRACEBACK
+    text, cut = excerpts.cut(body, 300)
+    lead = text.split("\n")[0]
+    assert cut and lead.startswith("see below") and lead.endswith("…")
+
+
 def test_a_text_without_a_failure_is_cut_at_its_head():
     text, cut = excerpts.cut("word " * 200, 100)
     assert cut and text == ("word " * 20).rstrip() + "…"
