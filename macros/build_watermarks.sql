@@ -26,11 +26,13 @@
         started_at timestamptz not null default clock_timestamp()
     );
     alter table relore_build.secret_scans add column if not exists scanned_to xid8;
-    -- Per snapshot: the oldest transaction still running just before its last read
-    -- (snapshot_read_mark): a row an older transaction wrote was committed and compared.
+    -- Per snapshot, taken just before its last read (snapshot_read_mark): the oldest
+    -- transaction still running, and the earliest start of a session then in a
+    -- transaction that could write its source (null: not known).
     create table if not exists relore_build.snapshot_marks (
         snapshot text primary key,
-        read_from xid8 not null
+        read_from xid8 not null,
+        read_since timestamptz
     );
     -- Per data test on a mart with a stamp column: the newest stamp it has read and passed
     -- (macros/test_scope.sql), under the test's definition hash.

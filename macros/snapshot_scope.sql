@@ -33,46 +33,82 @@
 {%- endmacro %}
 
 {#-
-    Which source rows a snapshot compares: those stamped (`stamp_column`, the writing
-    transaction's time) after its newest version less `lookback`, and written by a
-    transaction that was still running or not begun when its last read began
-    (`xid_column` at or after the read mark snapshot_read_mark records). Every other row
-    was committed before that read and compared by it.
+    Which source rows a snapshot compares: those written by a transaction its last read
+    could not see. A row is stamped (`stamp_column`) with its writing transaction's start
+    and carries that transaction's id (`xid_column`, xmin). Every row the last read did not
+    see was written by a transaction that was still running when the read began, or began
+    later. So, of the read mark snapshot_read_mark recorded just before that read:
 
-    The stamp bound alone re-compared every row written within the lookback of the last
-    version: the whole table in every build in the quarter hour after a full one (11 to
-    13 s at 1.2 million documents). The lookback still bounds the index's range; the mark
-    drops what the last read already saw. Empty (compare everything) on a first run. A
-    mark 2^30 transactions old or more is ignored (the 32-bit distance would wrap).
-    Both bounds are read now and written in as literals, which the planner can see.
+    - the id: a row whose transaction is older than the oldest then running was seen;
+    - the start: no such row is stamped before the earliest start among the sessions then
+      running that can write the source. The stamp's index finds the rest. When some such
+      session's start was hidden from the build's role (another role's session: a
+      superuser's), or on a mark from before starts were kept, the bound is the newest
+      version less `lookback`, as before the mark.
+
+    The lookback alone re-compared every row written within it: the whole table in every
+    build in the quarter hour after a full one (11 to 13 s at 1.2 million documents). With
+    the id only, the rows of that quarter hour were still read, to be dropped (3.6 s).
+    Empty (compare everything) on a first run. A mark 2^30 transactions old or more is not
+    used (the 32-bit distance would wrap). Read now and written in as literals, which the
+    planner can see.
 -#}
 {% macro snapshot_scope(stamp_column, xid_column, lookback) -%}
     {%- if not execute or load_relation(this) is none -%}
         {{- return('') -}}
     {%- endif -%}
-    {%- set conditions = [
-        stamp_column ~ ' > ' ~ bound_literal(high_water_query('dbt_updated_at', lookback)) | trim
-    ] -%}
+    {%- set conditions = [] -%}
     {%- set marks = adapter.get_relation(
         database=target.database, schema='relore_build', identifier='snapshot_marks') -%}
     {%- if marks is not none -%}
         {%- set found = run_query(
-            "select xid(read_from)::text from " ~ marks ~ " where snapshot = '"
-            ~ this.identifier ~ "' and age(xid(read_from)) < 1073741824") -%}
+            "select xid(read_from)::text, read_since::text from " ~ marks
+            ~ " where snapshot = '" ~ this.identifier
+            ~ "' and age(xid(read_from)) < 1073741824") -%}
         {%- if found.rows | length == 1 -%}
+            {%- if found.rows[0][1] is not none -%}
+                {%- do conditions.append(
+                    stamp_column ~ " >= '" ~ found.rows[0][1] ~ "'::timestamptz") -%}
+            {%- endif -%}
             {%- do conditions.append(xid_at_or_after(xid_column, found.rows[0][0])) -%}
         {%- endif -%}
+    {%- endif -%}
+    {%- if conditions | length < 2 -%}
+        {%- do conditions.insert(0, stamp_column ~ ' > '
+            ~ bound_literal(high_water_query('dbt_updated_at', lookback)) | trim) -%}
     {%- endif -%}
     {{- return(conditions | join(' and ')) -}}
 {%- endmacro %}
 
 {#-
     A snapshot's pre-hook (inside its transaction, before its read): the oldest transaction
-    still running. Taken before the read, it is never younger than the read's own: a row an
-    older transaction wrote was visible to the read. Rolled back with a failed snapshot.
+    still running, and the earliest start among the other sessions now in a transaction
+    that can write `source_model` (null when such a session's start is hidden from this
+    role). Taken before the read, both are never later than the read's own. Rolled back
+    with a failed snapshot.
 -#}
-{% macro snapshot_read_mark() -%}
-    insert into relore_build.snapshot_marks (snapshot, read_from)
-    values ('{{ this.identifier }}', pg_snapshot_xmin(pg_current_snapshot()))
-    on conflict (snapshot) do update set read_from = excluded.read_from
+{% macro snapshot_read_mark(source_model) -%}
+    {%- set source = '' -%}
+    {%- if execute -%}
+        {%- set node = graph.nodes['model.' ~ project_name ~ '.' ~ source_model] -%}
+        {%- set source = adapter.quote(node.schema) ~ '.' ~ adapter.quote(node.alias) -%}
+    {%- endif -%}
+    insert into relore_build.snapshot_marks (snapshot, read_from, read_since)
+    select
+        '{{ this.identifier }}',
+        pg_snapshot_xmin(pg_current_snapshot()),
+        case
+            -- another role's session shows no state (nor start, nor backend type)
+            when count(*) filter (where activity.state is null) = 0
+                then least(now(), min(activity.xact_start))
+        end
+    from pg_stat_activity as activity
+    where
+        activity.datname = current_database()
+        and activity.pid != pg_backend_pid()
+        -- no role: autovacuum and other server processes, which write no table's rows
+        and activity.usesysid is not null
+        and has_table_privilege(activity.usesysid, '{{ source }}', 'INSERT, UPDATE, DELETE')
+    on conflict (snapshot) do update
+        set read_from = excluded.read_from, read_since = excluded.read_since
 {%- endmacro %}

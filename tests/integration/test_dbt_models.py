@@ -444,15 +444,20 @@ def test_history_compares_only_the_documents_a_build_rewrote(built, run_dbt):
         assert _rows(url, history, REPO_ID, doc) == [(before[0][0] + 1,)]
     finally:
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(stale.replace(" - interval '1 day'", ""), (tier, REPO_ID, doc))
+            # stamped now, so the snapshot records the restored tier too
+            conn.execute(
+                stale.replace("written_at - interval '1 day'", "now()"), (tier, REPO_ID, doc)
+            )
         run_dbt(url, built["build_dir"], "snapshot")
 
 
 def _compiled_snapshot_source(url: str, run_dbt, tmp_path) -> str:
-    """The select documents_history would compare now (its SQL as dbt compiles it)."""
-    run_dbt(url, tmp_path, "compile", "--select", "documents_history")
-    (path,) = (tmp_path / "target" / "compiled").rglob("documents_history.sql")
-    return path.read_text()
+    """The select documents_history would compare now (its SQL as dbt compiles it; dbt
+    writes no compiled file for a snapshot)."""
+    out = run_dbt(
+        url, tmp_path, "compile", "--select", "documents_history", "--output", "json", "--quiet"
+    ).stdout
+    return json.loads(out[out.index("{") :])["compiled"]
 
 
 def test_a_build_right_after_another_compares_none_of_the_documents_that_build_wrote(
@@ -472,6 +477,8 @@ def test_a_build_right_after_another_compares_none_of_the_documents_that_build_w
     )[0]
     assert inside > 5, "the world's documents must sit inside the lookback to test this"
     source = _compiled_snapshot_source(url, run_dbt, tmp_path)
+    # bounded by the start of what was running at the last read, not by the lookback
+    assert re.search(r"written_at >= '[^']+'::timestamptz", source), source
     assert _rows(url, source) == []
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
@@ -516,6 +523,23 @@ def test_a_document_written_by_a_build_that_overlapped_the_last_snapshot_gets_it
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(restore, (tier, REPO_ID, doc))
         run_dbt(url, built["build_dir"], "snapshot")
+
+
+def test_a_session_whose_start_the_build_cannot_see_sends_history_back_to_its_lookback(
+    built, run_dbt, pg_cluster
+):
+    """Another role's session (a superuser's psql) shows the build's role no state and no
+    start: it may be writing documents stamped long before the read. The read mark then
+    keeps no start, and the next build bounds its stamps by the lookback."""
+    url = built["url"]
+    database = psycopg.conninfo.conninfo_to_dict(url)["dbname"]
+    mark = "select read_since from relore_build.snapshot_marks where snapshot = 'documents_history'"
+    with psycopg.connect(pg_cluster.url(database=database)) as hidden:
+        hidden.execute("select 1")  # in a transaction, its start unknown to relore_writer
+        run_dbt(url, built["build_dir"], "snapshot")
+        assert _rows(url, mark) == [(None,)]
+    run_dbt(url, built["build_dir"], "snapshot")
+    assert _rows(url, mark)[0][0] is not None
 
 
 def test_the_snapshot_reads_only_the_open_versions_of_the_keys_it_compares(built, run_dbt):
