@@ -33,6 +33,10 @@ TRACEBACK_HEADER = re.compile(r"^[\s─━╭┏]*Traceback \(most recent call l
 FRAME = re.compile(r'^\s*File "|^\s*[│┃]\s+(\S+:\d+ in \S|in <[^>]*>:\d+)')
 # A line of nothing but a box's walls and blanks (rich's spacing between frames).
 _BOX_ONLY = re.compile(r"^[\s│┃╭╮╰╯─━]*$")
+# rich's mark on the line a frame raised at
+_MARKER = "❱"
+# rich's frame line holding only the tail of a path it wrapped (`│ y:884 in name │`)
+_WRAPPED_FRAME = re.compile(r"^\s*[│┃]\s+[^/\s]*:\d+ in \S")
 # Of a cut body's budget, at least this share goes to the failure's window.
 WINDOW_SHARE = 0.6
 
@@ -67,40 +71,71 @@ def cut(text: str, chars: int) -> tuple[str, bool]:
     the lead (what comes before the traceback holding it, its ``Traceback`` line included;
     at most ``1 - WINDOW_SHARE`` of the budget, ending ``…`` when cut inside a line), ``…``,
     then the lines ending at the last error line (the frames above it, as many as the rest
-    of the budget holds, a box's blank lines left out), then ``…`` if more followed. Else
-    the head, then ``…``."""
+    of the budget holds, a box's blank lines left out), then ``…`` if more followed. A
+    traceback cut short before any error line (an excerpt, a paste) keeps, past its lead,
+    its deepest frame and what follows it (the source line; in rich's box, the line ``❱``
+    marks first). Else the head, then ``…``."""
     if len(text) <= chars:
         return text, False
     lines = text.split("\n")
     last = next((i for i in range(len(lines) - 1, -1, -1) if ERROR_LINE.match(lines[i])), None)
-    if last is None or sum(len(line) + 1 for line in lines[: last + 1]) <= chars:
-        return text[:chars].rstrip() + ELLIPSIS, True
-    header = next((i for i in range(last, -1, -1) if TRACEBACK_HEADER.match(lines[i])), None)
-    lead_end = header + 1 if header is not None else last
+    if last is None:
+        frame = next((i for i in range(len(lines) - 1, -1, -1) if FRAME.match(lines[i])), None)
+        if frame is not None and _reach(lines, frame) > chars:
+            return _around(lines, chars, frame, upward=False), True
+    elif _reach(lines, last) > chars:
+        return _around(lines, chars, last, upward=True), True
+    return text[:chars].rstrip() + ELLIPSIS, True
+
+
+def _reach(lines: list[str], index: int) -> int:
+    """How many characters the text runs to the end of line ``index``."""
+    return sum(len(line) + 1 for line in lines[: index + 1])
+
+
+def _around(lines: list[str], chars: int, anchor: int, *, upward: bool) -> str:
+    """The lead, then a window of lines at ``anchor``: ending there and growing up (an
+    error line and the frames above it), or starting there and growing down (the deepest
+    frame of a traceback with no error line)."""
+    header = next((i for i in range(anchor, -1, -1) if TRACEBACK_HEADER.match(lines[i])), None)
+    lead_end = header + 1 if header is not None else anchor
     whole_lead = "\n".join(lines[:lead_end]).rstrip()
     lead = whole_lead[: int(chars * (1 - WINDOW_SHARE))].rstrip()
     rest = whole_lead[len(lead) :].lstrip(" \t")
     if lead and rest and not rest.startswith("\n"):
         lead += ELLIPSIS  # cut inside a line
-    error = lines[last][: chars // 2]
-    window = [error]
-    room = chars - len(lead) - len(error) - 2 * (len(ELLIPSIS) + 2)
-    first = last
-    while first > lead_end and (
-        _BOX_ONLY.match(lines[first - 1]) or len(lines[first - 1]) + 1 <= room
-    ):
-        first -= 1
-        if not _BOX_ONLY.match(lines[first]):  # a box's blank line is left out, free
-            room -= len(lines[first]) + 1
-            window.insert(0, lines[first])
-    # begin on a frame's own line, not the source line under it
-    while len(window) > 1 and not FRAME.match(window[0]) and any(map(FRAME.match, window)):
-        window.pop(0)
-        first += 1
+    window = [lines[anchor][: chars // 2]]
+    if not upward and anchor - 1 >= lead_end and _WRAPPED_FRAME.match(lines[anchor]):
+        window.insert(0, lines[anchor - 1][: chars // 4])  # the path's head, wrapped above
+    room = chars - len(lead) - sum(len(line) + 1 for line in window) - 2 * (len(ELLIPSIS) + 2)
+    first = last = anchor
+    if upward:
+        while first > lead_end and (
+            _BOX_ONLY.match(lines[first - 1]) or len(lines[first - 1]) + 1 <= room
+        ):
+            first -= 1
+            if not _BOX_ONLY.match(lines[first]):  # a box's blank line is left out, free
+                room -= len(lines[first]) + 1
+                window.insert(0, lines[first])
+        # begin on a frame's own line, not the source line under it
+        while len(window) > 1 and not FRAME.match(window[0]) and any(map(FRAME.match, window)):
+            window.pop(0)
+            first += 1
+    else:
+        below = [i for i in range(anchor + 1, len(lines)) if not _BOX_ONLY.match(lines[i])]
+        marked = next((i for i in below if _MARKER in lines[i]), None)
+        if marked is not None:  # rich's context lines: the one it points at first
+            below = [marked] + [i for i in below if i > marked]
+        for i in below:
+            if len(lines[i]) + 1 > room:
+                break
+            room -= len(lines[i]) + 1
+            window.append(lines[i])
+            last = i
     parts = [lead] if lead else []
     if first > lead_end or not lead:
         parts.append(ELLIPSIS)
     parts.append("\n".join(window))
     if any(line.strip() for line in lines[last + 1 :]):
         parts.append(ELLIPSIS)
-    return "\n".join(parts), True
+    return "\n".join(parts)

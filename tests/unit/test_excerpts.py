@@ -55,6 +55,38 @@ def test_a_cut_rich_traceback_keeps_its_last_frame_above_the_error_line():
     assert not any(line.strip() and set(line) <= set("│ ") for line in lines), "a blank box line"
 
 
+def test_a_traceback_cut_before_its_error_line_keeps_its_deepest_frame():
+    """A body that ends inside a traceback (an excerpt, a paste cut short) has no error
+    line: the page kept its head, the boxed header and one blank box line. The deepest
+    frame shown, and the line it marks, say where it failed."""
+    cut_short = RICH_TRACEBACK.split("╰")[0]  # the error line never came
+    text, cut = excerpts.cut(cut_short, 400)
+    assert cut and len(text) <= 410
+    assert text.startswith("I ran the trainer and it failed:")
+    assert "pkg/mod5.py:105 in fn5" in text and "❱ 105" in text
+    assert "mod0.py" not in text
+
+
+def test_a_deepest_frame_whose_path_rich_wrapped_keeps_the_path_s_head():
+    """rich wraps a long path onto a second line (`│ y:884 in from_pretrained │`, as in
+    huggingface/diffusers#3466): that tail alone does not say which file."""
+    body = (
+        "It fails on load:\n"
+        + "─" * 30 + " Traceback (most recent call last) " + "─" * 30 + "╮\n"
+        + f"│ {'x' * 90} │\n" * 6
+        + "│ /home/u/.local/lib/python3.8/site-packages/diffusers/pipelines/pipeline_utils.p │\n"
+        + "│ y:884 in from_pretrained" + " " * 60 + "│\n│"
+    )  # fmt: skip
+    text, cut = excerpts.cut(body, 400)
+    assert cut and "pipelines/pipeline_utils.p" in text and "y:884 in from_pretrained" in text
+
+
+def test_a_plain_traceback_cut_before_its_error_line_keeps_its_deepest_frame():
+    body = TRACEBACK.split("RuntimeError")[0]
+    text, cut = excerpts.cut(body, 300)
+    assert cut and '  File "w/last.py", line 9, in finish' in text and "step_0.py" not in text
+
+
 def test_a_lead_cut_inside_a_line_says_so():
     body = "see below " * 60 + "\nTraceback (most recent call last):\n" + TRACEBACK
     text, cut = excerpts.cut(body, 300)
