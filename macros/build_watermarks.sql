@@ -34,6 +34,7 @@
         read_from xid8 not null,
         read_since timestamptz
     );
+    alter table relore_build.snapshot_marks add column if not exists read_since timestamptz;
     -- Per data test on a mart with a stamp column: the newest stamp it has read and passed
     -- (macros/test_scope.sql), under the test's definition hash.
     create table if not exists relore_build.test_marks (
