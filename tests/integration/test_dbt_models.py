@@ -830,6 +830,7 @@ REFERENCE_TABLES = {
     "relore_build.watermarks": "the build's per-model marks",
     "relore_build.secret_scans": "the build's secret scan marks",
     "relore_build.test_marks": "the build's data test marks",
+    "relore_build.snapshot_marks": "the history snapshot's read marks",
     "raw.rule_files": "rule files, keyed by the repository's name (loaded before an extract)",
     "raw.rule_edits": "rule edits, keyed like raw.rule_files",
     "semantic.marks": "one row per repository and model",
