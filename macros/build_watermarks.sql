@@ -34,7 +34,6 @@
         read_from xid8 not null,
         read_since timestamptz
     );
-    alter table relore_build.snapshot_marks add column if not exists read_since timestamptz;
     -- Per data test on a mart with a stamp column: the newest stamp it has read and passed
     -- (macros/test_scope.sql), under the test's definition hash.
     create table if not exists relore_build.test_marks (
@@ -141,8 +140,13 @@
     `xid_column` holds a transaction id (32 bits, as xmin) that is `mark` (a 32-bit id as
     a number) or younger: its distance from the mark modulo 2^32 is under 2^31. Not
     age(xmin): age() is parallel-restricted and a filter on it keeps a scan in one
-    process. Only meaningful for a mark under 2^30 transactions old (check that first).
+    process. Only meaningful for a mark under 2^30 transactions old (xid_mark_recent).
 -#}
 {% macro xid_at_or_after(xid_column, mark) -%}
     mod({{ xid_column }}::text::bigint - {{ mark }} + 4294967296, 4294967296) < 2147483648
+{%- endmacro %}
+
+{#- Whether a transaction id mark (xid8) is recent enough for xid_at_or_after. -#}
+{% macro xid_mark_recent(mark) -%}
+    age(xid({{ mark }})) < 1073741824
 {%- endmacro %}

@@ -64,7 +64,7 @@
         {%- set found = run_query(
             "select xid(read_from)::text, read_since::text from " ~ marks
             ~ " where snapshot = '" ~ this.identifier
-            ~ "' and age(xid(read_from)) < 1073741824") -%}
+            ~ "' and " ~ xid_mark_recent('read_from')) -%}
         {%- if found.rows | length == 1 -%}
             {%- if found.rows[0][1] is not none -%}
                 {%- do conditions.append(

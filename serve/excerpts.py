@@ -105,10 +105,11 @@ def _around(lines: list[str], chars: int, anchor: int, *, upward: bool) -> str:
     if lead and rest and not rest.startswith("\n"):
         lead += ELLIPSIS  # cut inside a line
     window = [lines[anchor][: chars // 2]]
-    if not upward and anchor - 1 >= lead_end and _WRAPPED_FRAME.match(lines[anchor]):
-        window.insert(0, lines[anchor - 1][: chars // 4])  # the path's head, wrapped above
-    room = chars - len(lead) - sum(len(line) + 1 for line in window) - 2 * (len(ELLIPSIS) + 2)
     first = last = anchor
+    if not upward and anchor - 1 >= lead_end and _WRAPPED_FRAME.match(lines[anchor]):
+        first -= 1
+        window.insert(0, lines[first][: chars // 4])  # the path's head, wrapped above
+    room = chars - len(lead) - sum(len(line) + 1 for line in window) - 2 * (len(ELLIPSIS) + 2)
     if upward:
         while first > lead_end and (
             _BOX_ONLY.match(lines[first - 1]) or len(lines[first - 1]) + 1 <= room
