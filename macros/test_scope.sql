@@ -3,8 +3,8 @@
     passed. A mart opts in with `meta: {relore_tested_since: <column>}` naming the column its
     model sets to the writing transaction's time on every row it writes (written_at). Then:
 
-    - a row test (not_null, accepted_values, accepted_range, expression_is_true,
-      relationships: the child's side) reads rows with that column past the test's mark;
+    - a row test (not_null, not_null_columns, accepted_values, accepted_range,
+      expression_is_true, relationships: the child's side) reads rows with that column past the test's mark;
     - a key test (unique, unique_combination_of_columns) reads every row whose key occurs
       among those rows, so a new row that repeats an old row's key still fails;
     - any other generic test reads the whole table.
@@ -74,8 +74,8 @@
     {%- endif -%}
     {%- set since = tested[1] ~ " > '" ~ found.rows[0][0] ~ "'::timestamptz" -%}
     {%- set kwargs = metadata.kwargs or {} -%}
-    {%- if metadata.name in ('not_null', 'accepted_values', 'accepted_range',
-        'expression_is_true', 'relationships') -%}
+    {%- if metadata.name in ('not_null', 'not_null_columns', 'accepted_values',
+        'accepted_range', 'expression_is_true', 'relationships') -%}
         {%- do return(since) -%}
     {%- elif metadata.name in ('unique', 'unique_combination_of_columns') -%}
         {%- set keys = [kwargs.column_name] if metadata.name == 'unique'

@@ -73,7 +73,8 @@ def test_a_passing_build_marks_each_scoped_test_at_the_newest_row_it_read(built,
     tier = [mark for test, mark in marks.items() if TIER_TEST in test]
     assert tier == [newest], "the trust-tier test passed but its mark is not the newest row"
     assert any(THREAD_KEY_TEST in test for test in marks), "the threads key test has no mark"
-    assert any("not_null_thread_files" in test for test in marks), "signal marts are stamped"
+    signal = [test for test in marks if "not_null_columns_thread_files" in test]
+    assert signal, "signal marts are stamped"
     unstamped = [test for test in marks if "_stg_github__" in test]
     assert not unstamped, "a test on a table without written_at was given a mark"
 
@@ -136,3 +137,40 @@ def test_a_new_row_repeating_an_old_rows_key_fails_the_key_test(built, run_dbt):
             )
             conn.execute(f'create unique index "{unique}" on marts.threads (repo_id, number)')
     run_dbt(url, built["build"], "test", "--select", "threads")
+
+
+def test_a_null_in_any_column_the_folded_test_names_fails_it_and_says_which(built, run_dbt):
+    """One not_null_columns test per model replaced its column tests: a null in any named
+    column still fails the build, its failures count the nulls, and its rows name the
+    columns (two columns nulled in one stamped row: two failures, both columns named)."""
+    url, repo_id = built["url"], built["repo_id"]
+    run_dbt(url, built["build"], "test", "--select", "documents")
+    document_id = _one_document(url, repo_id)
+    key = "where repo_id = %s and document_id = %s"
+    with psycopg.connect(url) as conn:
+        before = conn.execute(
+            f"select content_hash, source_loaded_at from marts.documents {key}",
+            (repo_id, document_id),
+        ).fetchone()
+        conn.execute(
+            "update marts.documents set content_hash = null, source_loaded_at = null,"
+            f" written_at = clock_timestamp() {key}",
+            (repo_id, document_id),
+        )
+    try:
+        with pytest.raises(AssertionError, match=r"not_null_columns_documents[\s\S]*Got 2 result"):
+            run_dbt(url, built["build"], "test", "--select", "documents")
+        compiled = next(
+            (built["build"] / "target" / "compiled").rglob("not_null_columns_documents*")
+        )
+        with psycopg.connect(url) as conn:
+            named = dict(conn.execute(compiled.read_text()).fetchall())
+        assert named == {"content_hash": 1, "source_loaded_at": 1}, named
+    finally:
+        with psycopg.connect(url) as conn:
+            conn.execute(
+                "update marts.documents set content_hash = %s, source_loaded_at = %s,"
+                f" written_at = clock_timestamp() {key}",
+                (*before, repo_id, document_id),
+            )
+    run_dbt(url, built["build"], "test", "--select", "documents")
