@@ -5,6 +5,12 @@ signals. A refresh re-reads the threads written since its marks: ``written_at`` 
 documents, the threads and each signal mart is the writing build's transaction time, so every
 rewrite (new text, a tier authority moved, a deletion, a thread closed, a thread's set of
 files changed) moves it, and a no-op build moves nothing.
+
+The marks assume one writer per mart at a time, as the loop's lock makes it (dbt writes a
+mart in one transaction): two builds overlapping by hand could commit an older stamp after
+a refresh read a newer one, and that thread would wait for its next write. The history
+snapshot cannot assume it (macros/snapshot_scope.sql); the serving role could not check it
+(pg_stat_activity hides the writer's sessions from it).
 """
 
 from __future__ import annotations
