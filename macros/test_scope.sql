@@ -4,7 +4,8 @@
     model sets to the writing transaction's time on every row it writes (written_at). Then:
 
     - a row test (not_null, not_null_columns, accepted_values, accepted_range,
-      expression_is_true, relationships: the child's side) reads rows with that column past the test's mark;
+      expression_is_true, relationships: the child's side) reads rows with that column
+      past the test's mark;
     - a key test (unique, unique_combination_of_columns) reads every row whose key occurs
       among those rows, so a new row that repeats an old row's key still fails;
     - any other generic test reads the whole table.

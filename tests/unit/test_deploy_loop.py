@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import configparser
 import os
 import subprocess
@@ -211,3 +212,17 @@ def test_systemd_units_and_cron_line_run_the_loop():
     # the weekly sweep shares the loop's lock, so the two never run at once
     assert "flock -n .relore/loop.lock relored extract sweep" in sweep_line
     assert all(len(line.split()[:5]) == 5 for line in cron)
+
+
+def test_the_build_benchmark_builds_with_the_loops_arguments(loop):
+    """benchmarks/build_bench.py times the loop's hourly build: its arguments drifting from
+    loop.sh's would time a build no deployment runs."""
+
+    bench = ast.parse((ROOT / "benchmarks" / "build_bench.py").read_text())
+    (found,) = [
+        node.value
+        for node in bench.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "LOOP_BUILD"
+    ]
+    _, calls, _ = loop("acme/widgets", RELORE_DATABASE_URL="x")
+    assert " ".join(["dbt build", *ast.literal_eval(found)]) in calls, calls
