@@ -9,6 +9,7 @@ Real git, real HTTP (uvicorn on a loopback port), a real Postgres behind ``/heal
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 
@@ -20,11 +21,14 @@ from fixtures.gitrepo import git as _git
 from relore.contract.version import __version__
 from relore.serve.app import Settings, create_app
 from relore.serve.code import lens
+from relore.serve.code.git import Budget, Git
+from relore.serve.code.why import history, lines
 
 HEADERS = {"x-relore-client": __version__}
 REPO = "acme/hostile"
 BIG = 13_000_000
 SPACES = " " * 20_000
+WORDS = " ".join(f"w{i:06d}x" for i in range(20_000))
 
 
 def _commit(where: Path) -> None:
@@ -55,6 +59,8 @@ def clones(tmp_path_factory) -> Path:
         f"# Copied from base.Base with Base->Two{SPACES}\nclass Two:\n    pass\n\n"
         f"# Copied from base.Base{SPACES}z\nclass NotAMarker:\n    pass\n"
     )
+    # one line of 20,000 distinct words in a file of 1.2 MB: why's candidate words
+    (where / "minified.js").write_text(WORDS + "\n" + "y" * 1_000_000 + "\n")
     (where / "pkg" / "plain.py").write_text(
         "# Copied from base.Base with Base->Plain\nclass Plain:\n    needle = 1\n"
     )
@@ -143,3 +149,21 @@ def test_copies_with_markers_trailed_by_20000_spaces_never_holds_the_loop(served
     paths = [row["path"] for row in page["copies"]]
     assert "notebook.py" not in paths  # its marker is followed by more than a name
     assert page["total"] == 3
+
+
+def test_why_on_a_line_of_20000_distinct_words_never_holds_the_loop(clones):
+    """Each candidate word was counted over the whole file, on the loop: 18 s of CPU here."""
+    clone = clones / REPO
+    text = (clone / "minified.js").read_text()
+
+    async def origin():
+        git = Git(clone, Budget())
+        return await history.origin_chain(
+            git, git.budget, lines.file_lines(text), 1, [], False, ["minified.js"]
+        )
+
+    with loop_watch.watching() as seen, asyncio.Runner(debug=True) as runner:
+        runner.get_loop().slow_callback_duration = loop_watch.SLOW_S
+        found = runner.run(origin())
+    loop_watch.never_blocked(seen)
+    assert found["candidates"][0]["word"] == "w000000x"
