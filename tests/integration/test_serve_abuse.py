@@ -12,6 +12,7 @@ import time
 
 import psycopg
 import pytest
+from fixtures import loop_watch
 from starlette.testclient import TestClient
 
 from relore.contract.version import __version__
@@ -197,10 +198,12 @@ LABELLER = "labeller-only-token-0123456789"
 
 @pytest.fixture
 def labelled(tmp_path):
+    """A labelling daemon on a debug loop: no hostile label holds it over 100 ms."""
     path = tmp_path / "labels.jsonl"
     app = create_app(Settings(DOWN_URL, labels_path=str(path)))
-    with _client(app) as client:
+    with loop_watch.watching() as seen, loop_watch.client(app) as client:
         yield client, path
+    loop_watch.never_blocked(seen)
 
 
 def _lines(path) -> list:
@@ -274,7 +277,10 @@ def test_label_nested_thousands_deep_is_a_400_not_a_500(tmp_path, opening, closi
     depth = 8_000 if opening == "[" else 2_500
     deep = opening * depth + "1" + closing * depth
     body = json.dumps(LABEL)[:-1] + ', "note": ' + deep + "}"
-    with TestClient(app, base_url=LOOPBACK, raise_server_exceptions=False) as client:
+    with (
+        loop_watch.watching() as seen,
+        loop_watch.client(app, raise_server_exceptions=False) as client,
+    ):
         response = client.post(
             "/api/v1/label",
             content=body,
@@ -283,3 +289,4 @@ def test_label_nested_thousands_deep_is_a_400_not_a_500(tmp_path, opening, closi
     assert response.status_code == 400, (response.status_code, response.text)
     assert "nested" in response.json()["error"]
     assert _lines(path) == []
+    loop_watch.never_blocked(seen)
