@@ -428,7 +428,10 @@ def worker_app() -> Starlette:
     worker afresh and imports this factory, which reads the settings ``run`` put in the
     environment, the session key among them, so every worker signs with the same key. The
     worker takes them out of its environment: nothing it starts (git) inherits them."""
+    from relore.serve import connections
+
     raw = json.loads(os.environ.pop(WORKER_SETTINGS_ENV))
+    connections.configure(connections.Limits(**raw["connections"]))
     return create_app(
         Settings(
             raw["database_url"],
@@ -451,9 +454,13 @@ def run(
 ) -> None:
     import uvicorn
 
+    from relore.serve import connections
+
     env = os.environ if env is None else env
     if not 1 <= workers <= MAX_WORKERS:
         raise ValueError(f"--workers must be from 1 to {MAX_WORKERS}")
+    limits = connections.limits_from_env(env)
+    connections.configure(limits)
     tokens = auth.parse_tokens(env.get("RELORE_API_TOKENS"))
     auth.check_bind(host, tokens, trust_network)
     settings = Settings(
@@ -467,11 +474,15 @@ def run(
     processes = f", {workers} workers" if workers > 1 else ""
     print(
         f"relored serve: listening on http://{host}:{port} (version {__version__}, {mode}"
-        f"{processes})",
+        f"{processes}; at most {limits.max_connections} connections each, a request read in "
+        f"{limits.request_timeout_s:g}s)",
         flush=True,
     )
+    # uvicorn's h11 protocol with a request-read deadline and a connection cap (a half-sent
+    # request is closed, never held: serve/connections.py)
+    guarded = {"http": connections.GuardedH11Protocol, "log_level": "warning"}
     if workers == 1:
-        uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+        uvicorn.run(create_app(settings), host=host, port=port, **guarded)
         return
     os.environ[WORKER_SETTINGS_ENV] = json.dumps(
         {
@@ -480,6 +491,7 @@ def run(
             "labels_path": settings.labels_path,
             "allowed_hosts": list(settings.allowed_hosts),
             "session_key": settings.session_key.hex(),
+            "connections": limits.as_dict(),
         }
     )
     uvicorn.run(
@@ -488,5 +500,5 @@ def run(
         host=host,
         port=port,
         workers=workers,
-        log_level="warning",
+        **guarded,
     )

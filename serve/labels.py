@@ -6,7 +6,8 @@ It needs a configured path (``RELORE_LABELS_PATH``) and, when tokens are configu
 token with the ``label`` scope. A label is ``application/json`` (a form a hostile page can
 post without asking is 415), from no browser origin but the daemon's own (403), and at most
 ``MAX_BODY`` bytes, refused (413) from its ``Content-Length`` before it is read, or as soon
-as a body without one streams past the limit.
+as a body without one streams past the limit. A body nested deeper than ``MAX_DEPTH`` is a
+400 before it is parsed (8,000 levels once made the parser's recursion a 500).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from urllib.parse import urlsplit
 from relore.serve.errors import BadRequest, Forbidden, TooLarge, UnsupportedMediaType
 
 MAX_BODY = 16_384
+# a label is a flat object: deeper nesting is refused (400) before the parser recurses into it
+MAX_DEPTH = 8
 GRADES = (0, 1, 2)
 _lock = threading.Lock()
 
@@ -53,12 +56,40 @@ async def read_body(request) -> bytes:
     return bytes(body)
 
 
+def nesting(body: bytes, cap: int) -> int:
+    """How deep ``body``'s arrays and objects nest, counted outside strings in one pass,
+    stopping once past ``cap``: what a JSON parser would recurse into, without recursing."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > cap:
+                    break
+        elif byte in (0x5D, 0x7D):  # ] }
+            depth -= 1
+    return deepest
+
+
 def parse(body: bytes) -> dict:
     if len(body) > MAX_BODY:
         raise TooLarge(f"a label is at most {MAX_BODY} bytes")
+    if nesting(body, MAX_DEPTH) > MAX_DEPTH:
+        raise BadRequest(f"the body is nested deeper than {MAX_DEPTH} levels")
     try:
         data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise BadRequest("the body must be a JSON object") from exc
     if not isinstance(data, dict):
         raise BadRequest("the body must be a JSON object")

@@ -16,6 +16,7 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,11 +119,15 @@ class Git:
         keep_bytes: int = KEEP_BYTES,
         stop_after_bytes: int | None = None,
         count: bytes = b"\n",
+        sink: Callable[[bytes], None] | None = None,
     ) -> Output:
         """``git args`` in the clone. ``walk`` is ``"history"`` or ``"pickaxe"`` for a
         history walk (the pickaxe kind is capped); ``stop_after_bytes`` ends the process
         once that much output has come (its total is then a lower bound). ``count`` is the
-        byte ``Output.lines`` counts: a NUL for ``-z`` output, whose paths may hold newlines."""
+        byte ``Output.lines`` counts: a NUL for ``-z`` output, whose paths may hold newlines.
+        ``sink`` takes the first ``keep_bytes`` of the output chunk by chunk as it comes
+        (``grep_records.Splitter.feed``: linear, bounded per chunk) instead of their being
+        kept: ``Output.text`` is then empty."""
         if walk == "pickaxe" and self.budget.pickaxe_left() <= 0:
             raise BudgetSpent(f"{what}: the pickaxe budget is spent")
         if self.budget.remaining() <= 0.05:
@@ -159,7 +164,7 @@ class Git:
             )
             try:
                 kept, lines, complete, stopped, stderr = await asyncio.wait_for(
-                    self._collect(proc, keep_bytes, stop_after_bytes, count), timeout
+                    self._collect(proc, keep_bytes, stop_after_bytes, count, sink), timeout
                 )
             except TimeoutError:
                 _kill(proc)
@@ -176,7 +181,9 @@ class Git:
         return Output(kept.decode("utf-8", "replace"), lines, complete, stopped)
 
     @staticmethod
-    async def _collect(proc, keep_bytes: int, stop_after_bytes: int | None, count: bytes):
+    async def _collect(
+        proc, keep_bytes: int, stop_after_bytes: int | None, count: bytes, sink=None
+    ):
         kept = bytearray()
         lines = 0
         seen = 0
@@ -187,12 +194,15 @@ class Git:
             chunk = await proc.stdout.read(65_536)
             if not chunk:
                 break
+            room = keep_bytes - seen
             seen += len(chunk)
             lines += chunk.count(count)
-            room = keep_bytes - len(kept)
             if room > 0:
-                kept.extend(chunk[:room])
-            if seen > len(kept):
+                if sink is not None:
+                    sink(chunk[:room])
+                else:
+                    kept.extend(chunk[:room])
+            if seen > keep_bytes:
                 complete = False
             if stop_after_bytes is not None and seen >= stop_after_bytes:
                 stopped = True

@@ -9,6 +9,9 @@
   (``total``), each line cut to ``LINE_CHARS`` and quoted: a source line is untrusted text.
 - ``copies``: the ``# Copied from X`` markers (HuggingFace's convention, checked by their
   ``make fix-copies``) whose target is the name, each with the definition under it.
+
+git's output is split as it streams (``grep_records``): linear, a line cut to what the page
+shows while it is read, so no answer holds the event loop whatever a file's lines are.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from pathlib import Path
 from relore.client.code import DEFS_CAP
 from relore.contract import limits
 from relore.contract.envelope import one_line, quote
+from relore.contract.sanitize import Quoted
 from relore.serve import inputs
+from relore.serve.code import grep_records
 from relore.serve.code.git import Budget, Git, GitFailed, GitTimeout
 from relore.serve.errors import BadRequest, NotFound, Unavailable
 
@@ -37,9 +42,16 @@ SYMBOL_TIMEOUT_S = 60.0
 SYMBOL_CONCURRENT = 2
 # grep stops reading after this much output: its total is then a lower bound
 GREP_STOP_BYTES = 32_000_000
-_MARKER = re.compile(
-    r"(?:#|//)\s*Copied from\s+([A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_])(?:\s+with\s+(.*?))?\s*$"
-)
+# copies reads this much marker output; past it the total is a lower bound
+COPIES_READ_BYTES = 16_000_000
+# what of a grep line is kept while it streams: LINE_CHARS characters of UTF-8 at most
+GREP_TEXT_BYTES = 4 * LINE_CHARS
+# a marker line is read up to here: a real one is a comment of a few hundred characters, and
+# anything past the cut is never scanned (a marker then ends inside the cut, or is none)
+MARKER_CHARS = 2_000
+# how many distinct targets copies counts (the page shows the ten most common)
+TARGETS_CAP = 1_000
+_MARKER_HEAD = re.compile(r"(?:#|//)[^\S\n]*Copied from[^\S\n]+([A-Za-z_][A-Za-z0-9_.]*)")
 _DEFINITION = re.compile(r"^\s*(?:async\s+)?(def|class)\s+([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -48,20 +60,31 @@ async def _head(git: Git) -> str:
 
 
 # ``git grep -n -z`` prints ``path NUL line NUL text LF`` for each match: a path may hold a
-# newline (git allows any byte but NUL), a line's text never does. Read record by record,
-# never line by line, and never with context (``-A``): its ``--`` separator line would be
-# indistinguishable from a path that starts with ``--`` and a newline.
-_RECORD = re.compile(r"([^\x00]*)\x00([0-9]+)\x00([^\n]*)\n")
+# newline (git allows any byte but NUL), a line's text never does. It is split as it streams
+# (grep_records.py), never by a regex over a cut buffer (one whose cut fell inside a 13 MB line
+# once held the daemon for minutes), and never with context (``-A``): its ``--`` separator
+# line would be indistinguishable from a path that starts with ``--`` and a newline.
+_GREP = ("grep", "-n", "-z", "-I", "--no-color", "--full-name")
 
 
-def _records(text: str) -> list[tuple[str, int, str]]:
-    """``git grep -n -z`` output (no context lines): (path, line, text) per match."""
-    return [(m.group(1), int(m.group(2)), m.group(3)) for m in _RECORD.finditer(text)]
+def _cut(text: str, cut: bool = False) -> str:
+    """A line shortened to ``LINE_CHARS``; ``cut``: it was longer than ``text`` already."""
+    if not cut:
+        text = text.rstrip()
+    return text if len(text) <= LINE_CHARS and not cut else text[: LINE_CHARS - 1] + "…"
 
 
-def _cut(text: str) -> str:
-    text = text.rstrip()
-    return text if len(text) <= LINE_CHARS else text[: LINE_CHARS - 1] + "…"
+def clone_text(text: str) -> Quoted:
+    """A line read from the clone as it goes on a page, quoted: the one place a clone's
+    text enters a grep, copies or symbol page."""
+    return quote(text)
+
+
+def _lines(matches: list[grep_records.Match]) -> list[dict]:
+    """The grep page's lines: each match's text cut to ``LINE_CHARS`` and quoted."""
+    return [
+        {"path": m.path, "line": m.line, "text": clone_text(_cut(m.text, m.cut))} for m in matches
+    ]
 
 
 # --- grep -----------------------------------------------------------------------------------
@@ -89,28 +112,36 @@ async def grep(request: dict, clone: Path) -> dict:
     budget = Budget(deadline_s=30.0, call_timeout_s=20.0)
     git = Git(clone, budget)
     head = await _head(git)
-    args = ["grep", "-n", "-z", "-I", "--no-color", "--full-name"]
+    args = [*_GREP]
     args += ["-F"] if request["fixed"] else ["-E"]
     if request["ignore_case"]:
         args.append("-i")
     args += ["-e", request["pattern"], "--"]
     if request["path"]:
         args.append(request["path"])
+    chosen: list[grep_records.Match] = []
+
+    def keep(match: grep_records.Match) -> bool:
+        chosen.append(match)
+        return len(chosen) < request["limit"]
+
+    split = grep_records.Splitter(keep, text_bytes=GREP_TEXT_BYTES)
     try:
         out = await git.run(
             args,
             what="git grep",
             ok_codes=(0, 1),  # 1: nothing matched
-            keep_bytes=256_000,
+            keep_bytes=GREP_STOP_BYTES,
             stop_after_bytes=GREP_STOP_BYTES,
-            count=b"\x00",  # two per match, whatever its path holds
+            sink=split.feed,
         )
     except GitFailed as exc:
         raise BadRequest(f"git grep refused the pattern: {exc.stderr or exc}") from None
     except GitTimeout:
         out = None
-    rows = _records(out.text) if out else []
-    chosen = rows[: request["limit"]]
+    split.close()
+    if out is None:
+        chosen.clear()  # a timed-out grep counts nothing (its rows would be a partial view)
     page = {
         "repo": request["repo"],
         "head": head,
@@ -119,15 +150,12 @@ async def grep(request: dict, clone: Path) -> dict:
         "ignore_case": request["ignore_case"],
         "path": request["path"],
         "returned": len(chosen),
-        "total": out.lines // 2 if out else len(rows),
+        "total": split.total if out else 0,
         "total_is_lower_bound": bool(out is None or out.stopped),
-        "matches": [
-            {"path": path, "line": number, "text": quote(_cut(text))}
-            for path, number, text in chosen
-        ],
+        "matches": _lines(chosen),
     }
-    if out is not None and out.complete:
-        page["files"] = len({path for path, _, _ in rows})
+    if out is not None and not out.stopped:
+        page["files"] = split.files
     if out is None:
         page["note"] = "git grep timed out: nothing was counted"
     elif out.stopped:
@@ -147,6 +175,31 @@ def parse_copies(params) -> dict:
     }
 
 
+def parse_marker(text: str, cut: bool = False) -> tuple[str, str | None] | None:
+    """``(target, with)`` of a ``# Copied from <dotted.target> [with A->B]`` marker ending
+    the line, else None. The line is read up to ``MARKER_CHARS`` (``cut``: it went on past
+    ``text``), with no regex that can backtrack: each candidate's head is matched by a
+    pattern whose repeats are each followed by a literal or nothing, and its tail checked
+    by string methods."""
+    if len(text) > MARKER_CHARS:
+        text, cut = text[:MARKER_CHARS], True
+    for head in _MARKER_HEAD.finditer(text):
+        target = head.group(1)
+        if len(target) < 2 or target.endswith("."):
+            continue
+        rest = text[head.end() :]
+        if not rest.strip():
+            if cut:
+                continue  # spaces up to the cut: what follows them is unknown
+            return target, None
+        if not rest[0].isspace():
+            continue
+        rest = rest.lstrip()
+        if rest.startswith("with") and len(rest) > 4 and rest[4].isspace():
+            return target, rest[4:].strip() or None
+    return None
+
+
 def _points_at(target: str, name: str) -> str | None:
     """The part of ``target`` after ``name`` ('' when it is the name itself), or None when
     the marker points elsewhere. ``name`` matches whole dotted segments, anywhere."""
@@ -158,68 +211,102 @@ def _points_at(target: str, name: str) -> str | None:
     return None
 
 
+def _definition(text: str) -> re.Match | None:
+    return _DEFINITION.match(text)
+
+
+class _Copies:
+    """The marker lines pointing at ``name``, as grep streams them: the first ``limit`` in
+    the clone's order (git prints paths sorted, lines ascending) kept whole, every one counted
+    (total, files, targets); nothing else held."""
+
+    def __init__(self, name: str, limit: int):
+        self.name = name
+        self.limit = limit
+        self.rows: list[dict] = []
+        self.total = 0
+        self.files = 0
+        self.targets: Counter = Counter()
+        self._last_path: str | None = None
+
+    def take(self, match: grep_records.Match) -> None:
+        marker = parse_marker(match.text, match.cut)
+        if marker is None:
+            return
+        target, with_ = marker
+        member = _points_at(target, self.name)
+        if member is None:
+            return
+        self.total += 1
+        if match.path != self._last_path:
+            self.files += 1
+            self._last_path = match.path
+        target = one_line(target)
+        if target in self.targets or len(self.targets) < TARGETS_CAP:
+            self.targets[target] += 1
+        if len(self.rows) < self.limit:
+            own = _definition(match.text.split("#", 1)[0])
+            self.rows.append(
+                {
+                    "path": match.path,
+                    "line": match.line,
+                    "target": target,
+                    "member": member or None,
+                    "own": (own.group(1), own.group(2)) if own else None,
+                    "with": clone_text(one_line(with_)) if with_ else None,
+                }
+            )
+
+
 async def copies(request: dict, clone: Path) -> dict:
     budget = Budget(deadline_s=30.0, call_timeout_s=20.0)
     git = Git(clone, budget)
     head = await _head(git)
     last = request["name"].rsplit(".", 1)[-1]
+    found = _Copies(request["name"], request["limit"])
+    split = grep_records.Splitter(found.take, text_bytes=4 * MARKER_CHARS)
     # lines holding both the marker and the name's last segment
-    marker_grep = ["grep", "-n", "-z", "-I", "--no-color", "--full-name", "-F"]
     out = await git.run(
-        [*marker_grep, "-e", "Copied from", "--and", "-e", last, "--"],
+        [*_GREP, "-F", "-e", "Copied from", "--and", "-e", last, "--"],
         what="git grep (copies)",
         ok_codes=(0, 1),
-        keep_bytes=16_000_000,
+        keep_bytes=COPIES_READ_BYTES,
+        sink=split.feed,
     )
-    records = _records(out.text)
-    by_place = await _definition_lines(git, sorted({path for path, _, _ in records}))
-    found = []
-    for path, number, text in records:
-        marker = _MARKER.search(text)
-        if not marker:
-            continue
-        member = _points_at(marker.group(1), request["name"])
-        if member is None:
-            continue
-        copy = None
-        own = _DEFINITION.match(text.split("#", 1)[0])
-        candidates = [(number, own)] if own else []
-        candidates += [
-            (number + k, _DEFINITION.match(by_place.get((path, number + k), ""))) for k in (1, 2)
-        ]
-        for where, match in candidates:
+    split.close()
+    chosen = sorted(found.rows, key=lambda row: (row["path"], row["line"]))
+    wanted = {(row["path"], row["line"] + k) for row in chosen for k in (1, 2)}
+    by_place = await _definition_lines(git, sorted({row["path"] for row in chosen}), wanted)
+    for row in chosen:
+        own = row.pop("own")
+        candidates = [(row["line"], own)] if own else []
+        for k in (1, 2):
+            match = _definition(by_place.get((row["path"], row["line"] + k), ""))
             if match:
-                kind = "class" if match.group(1) == "class" else "function"
-                copy = {"name": match.group(2), "kind": kind, "line": where}
-                break
-        found.append(
-            {
-                "path": path,
-                "line": number,
-                "target": one_line(marker.group(1)),
-                "member": member or None,
-                "copy": copy,
-                "with": quote(one_line(marker.group(2))) if marker.group(2) else None,
+                candidates.append((row["line"] + k, (match.group(1), match.group(2))))
+        row["copy"] = None
+        if candidates:
+            where, (kind, name) = candidates[0]
+            row["copy"] = {
+                "name": name,
+                "kind": "class" if kind == "class" else "function",
+                "line": where,
             }
-        )
-    found.sort(key=lambda row: (row["path"], row["line"]))
-    chosen = found[: request["limit"]]
-    targets = Counter(row["target"] for row in found)
     page = {
         "repo": request["repo"],
         "head": head,
         "name": request["name"],
         "marker": "# Copied from <dotted.target> [with A->B]",
         "returned": len(chosen),
-        "total": len(found),
-        "files": len({row["path"] for row in found}),
-        "targets": dict(targets.most_common(10)),
+        "total": found.total,
+        "files": found.files,
+        "targets": dict(found.targets.most_common(10)),
         "copies": chosen,
     }
     if not out.complete:
         page["note"] = "more marker lines than were read: the total is a lower bound"
         page["total_is_lower_bound"] = True
-    if not found:
+    if not found.total:
         page["note"] = (
             f"no `# Copied from` marker in the clone points at {request['name']!r} "
             "(markers are matched on whole dotted segments)"
@@ -228,22 +315,31 @@ async def copies(request: dict, clone: Path) -> dict:
     return page
 
 
-async def _definition_lines(git: Git, paths: list[str]) -> dict[tuple[str, int], str]:
-    """(path, line) -> text of every ``def``/``class`` line in ``paths``: where a marker's
-    copy starts (its own line or one of the two after it)."""
+async def _definition_lines(
+    git: Git, paths: list[str], wanted: set[tuple[str, int]]
+) -> dict[tuple[str, int], str]:
+    """(path, line) -> the start of each ``def``/``class`` line of ``wanted``: where a
+    marker's copy starts (its own line or one of the two after it)."""
     found: dict[tuple[str, int], str] = {}
+
+    def keep(match: grep_records.Match) -> None:
+        if (match.path, match.line) in wanted:
+            found[(match.path, match.line)] = match.text
+
     for start in range(0, len(paths), 200):  # a bounded command line
-        out = await git.run(
+        split = grep_records.Splitter(keep, text_bytes=4 * MARKER_CHARS)
+        await git.run(
             [
-                *("grep", "-n", "-z", "-I", "--no-color", "--full-name", "-E"),
-                *("-e", r"^[[:space:]]*(async[[:space:]]+)?(def|class)[[:space:]]", "--"),
+                *_GREP,
+                *("-E", "-e", r"^[[:space:]]*(async[[:space:]]+)?(def|class)[[:space:]]", "--"),
                 *paths[start : start + 200],
             ],
             what="git grep (copies' definitions)",
             ok_codes=(0, 1),
-            keep_bytes=16_000_000,
+            keep_bytes=COPIES_READ_BYTES,
+            sink=split.feed,
         )
-        found.update(((p, n), t) for p, n, t in _records(out.text))
+        split.close()
     return found
 
 
@@ -331,7 +427,7 @@ async def symbol(request: dict, clone: Path) -> dict:
     page.pop("offset", None)
     page.pop("skipped_before", None)
     for row in page.get("definitions", []):
-        row["text"] = quote(row.get("text") or "")
+        row["text"] = clone_text(row.get("text") or "")
     page.update(repo=request["repo"], head=head, path=request["path"])
     page["budget"] = budget.report()
     return page

@@ -103,6 +103,13 @@ def bounds_figures(out: str, _: Path) -> None:
         assert case["median_s"] > 0 and case["said"], (name, case)
 
 
+def hostile_lens_figures(out: str, _: Path) -> None:
+    report = last_json(out)
+    attacked = report["healthz_under_attack_ms"]
+    assert attacked["statuses"] == [200] and attacked["p99"] > 0, report
+    assert report["hostile_answers"], report
+
+
 def redaction_figures(out: str, tmp: Path) -> None:
     report = last_json(out)
     assert report["planted"] > 0 and report["recall"] > 0, report
@@ -180,6 +187,10 @@ TOY: dict[str, tuple[list[str], Callable[[str, Path], None]]] = {
     ),
     "benchmarks/deletion_cost.py": (["--threads", "20", "--deletions", "2"], deletion_figures),
     "benchmarks/serve_bounds.py": (["--requests", "2", "--concurrency", "2"], bounds_figures),
+    "benchmarks/hostile_lens.py": (
+        ["--probes", "20", "--hostile", "1", "--big-mb", "0.5"],
+        hostile_lens_figures,
+    ),
     "benchmarks/redaction_bench.py": (
         ["--timing-texts", "50", "--runs", "1", "--report", "{tmp}/report.md"],
         redaction_figures,

@@ -12,6 +12,7 @@ import time
 
 import psycopg
 import pytest
+from fixtures import loop_watch
 from starlette.testclient import TestClient
 
 from relore.contract.version import __version__
@@ -197,10 +198,12 @@ LABELLER = "labeller-only-token-0123456789"
 
 @pytest.fixture
 def labelled(tmp_path):
+    """A labelling daemon on a debug loop: no hostile label holds it over 100 ms."""
     path = tmp_path / "labels.jsonl"
     app = create_app(Settings(DOWN_URL, labels_path=str(path)))
-    with _client(app) as client:
+    with loop_watch.watching() as seen, loop_watch.client(app) as client:
         yield client, path
+    loop_watch.never_blocked(seen)
 
 
 def _lines(path) -> list:
@@ -263,3 +266,27 @@ def test_label_only_token_can_label(tmp_path):
     assert response.status_code == 201, response.text
     assert read.status_code == 403  # the label scope does not read
     assert len(_lines(path)) == 1
+
+
+@pytest.mark.parametrize("opening, closing", [("[", "]"), ('{"a":', "}")])
+def test_label_nested_thousands_deep_is_a_400_not_a_500(tmp_path, opening, closing):
+    """8,000 levels deep under the 16 kB limit: the parser's recursion, not the caller's
+    mistake, was answered as an internal error."""
+    path = tmp_path / "labels.jsonl"
+    app = create_app(Settings(DOWN_URL, labels_path=str(path)))
+    depth = 8_000 if opening == "[" else 2_500
+    deep = opening * depth + "1" + closing * depth
+    body = json.dumps(LABEL)[:-1] + ', "note": ' + deep + "}"
+    with (
+        loop_watch.watching() as seen,
+        loop_watch.client(app, raise_server_exceptions=False) as client,
+    ):
+        response = client.post(
+            "/api/v1/label",
+            content=body,
+            headers={**HEADERS, "content-type": "application/json"},
+        )
+    assert response.status_code == 400, (response.status_code, response.text)
+    assert "nested" in response.json()["error"]
+    assert _lines(path) == []
+    loop_watch.never_blocked(seen)

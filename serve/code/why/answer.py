@@ -20,6 +20,7 @@ the answer's ``budget`` says what was spent and what was cut.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,7 +93,7 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
         raise BadRequest(f"{request.path} is over {MAX_FILE_BYTES:,} bytes: not blamed here")
     if "\x00" in blob.text[:8000]:
         raise BadRequest(f"{request.path} is a binary file: it has no lines to blame")
-    lines = file_lines(blob.text)
+    lines = await asyncio.to_thread(file_lines, blob.text)  # up to 5 MB: off the event loop
     if request.line > len(lines):
         raise BadRequest(
             f"{request.path} has {len(lines)} lines at HEAD ({head[:12]}); line "

@@ -8,6 +8,7 @@ most ``MAX_PICKAXE_WALKS`` full-history pickaxe walks, one deadline.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
@@ -127,6 +128,14 @@ async def _pickaxe(git: Git, word: str, paths: list[str]) -> tuple[list[Commit],
     return list(reversed(_commits(out.text))), out.complete
 
 
+def _line_words(lines: list[str], line: int, path: str) -> tuple[str | None, list]:
+    """Why the line declines the pickaxe, or its candidate words."""
+    reason = decline_reason(lines, line, path)
+    if reason:
+        return reason, []
+    return None, candidates(lines[line - 1], "\n".join(lines))
+
+
 async def origin_chain(
     git: Git,
     budget: Budget,
@@ -137,13 +146,13 @@ async def origin_chain(
     paths: list[str],
 ) -> dict:
     origin: dict = {"word": None, "declined": None, "returned": 0, "total": 0, "commits": []}
-    reason = decline_reason(lines, line, paths[0])
+    # pure text over up to 5 MB: off the event loop
+    reason, found = await asyncio.to_thread(_line_words, lines, line, paths[0])
     if reason:
         origin["declined"] = reason
         origin["note"] = DECLINED[reason].format(line=line)
         origin["candidates"] = []
         return origin
-    found = candidates(lines[line - 1], "\n".join(lines))
     origin["candidates"] = []
     if not found:
         origin["declined"] = "no word"

@@ -132,10 +132,22 @@ DECLINED = {
 }
 
 
+# a line's first this many distinct words are scored: each is counted over the whole file, so
+# a line of 20,000 distinct words (a minified bundle) once cost 18 s of CPU for 1.2 MB
+WORDS_SCORED = 64
+
+
 def candidates(text: str, file_text: str) -> list[tuple[str, int]]:
     """The line's words worth a pickaxe, most distinctive first: fewest occurrences in the
-    file (a word used once here is more likely to name this line's idea), then longest."""
-    words = dict.fromkeys(w for w in _WORD.findall(text) if w.lower() not in _STOPWORDS)
+    file (a word used once here is more likely to name this line's idea), then longest.
+    Only the line's first ``WORDS_SCORED`` distinct words are scored: linear in the file."""
+    words: dict[str, None] = {}
+    for found in _WORD.finditer(text):
+        word = found.group()
+        if word.lower() not in _STOPWORDS:
+            words[word] = None
+            if len(words) >= WORDS_SCORED:
+                break
     scored = [(w, file_text.count(w)) for w in words]
     scored.sort(key=lambda item: (item[1], -len(item[0]), item[0]))
     return scored[:CANDIDATES_CAP]
