@@ -149,7 +149,7 @@ class Beneath:
             if not directory.startswith(self.prefix):
                 raise OSError(errno.EXDEV, "outside the tree", directory)
             pending.append(directory)
-            directory = directory[: directory.rfind(os.sep)]
+            directory = directory[: directory.rfind(os.sep)] or os.sep
         for below in reversed(pending):
             if not stat.S_ISDIR(os.lstat(below).st_mode):
                 raise OSError(errno.ELOOP, "a symbolic link on the way", below)

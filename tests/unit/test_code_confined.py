@@ -157,3 +157,29 @@ def test_mcp_map_defs_refs_refuse_a_path_outside_the_servers_working_tree(tmp_pa
     assert page["total"] == 1 and "CANARY" not in text
     page, text = tools.call("refs", {"name": "root", "path": "src"}, "mcp-test")
     assert page["total"] == 2 and not [leak for leak in LEAKS if leak in text]
+
+
+def test_a_directory_git_lists_that_became_a_link_is_not_read_through(tmp_path, env):
+    # git's index still lists sub/x.py after sub was replaced by a link: the scan's lstat
+    # of sub/x.py goes through it, the read must not
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.py").write_text("relore_writer = 'CANARY-through-a-directory'\n")
+    tree = write_tree(tmp_path / "tree", {"sub/x.py": "relore_writer = connect()\n"})
+    run = {"cwd": tree, "check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q"], **run)
+    subprocess.run(["git", "add", "-A"], **run)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"], **run
+    )
+    code, out, _ = _run(["refs", "relore_writer", str(tree)], env)
+    assert code == 0 and "connect()" in out  # read, and cached
+    (tree / "sub" / "x.py").unlink()
+    (tree / "sub").rmdir()
+    os.symlink(outside, tree / "sub")
+    assert "sub/x.py" in subprocess.run(["git", "ls-files"], **run).stdout.decode()
+    for form in ([], ["--json"], []):  # cold for the new file, then cached
+        code, out, err = _run(["refs", "relore_writer", str(tree), *form], env)
+        assert code == 0 and "CANARY" not in out, (form, out, err)
+        code, out, err = _run(["map", str(tree), *form], env)
+        assert code == 0 and "CANARY" not in out, (form, out, err)
