@@ -23,9 +23,9 @@ ratio is relore's time over grep's, from one run.
 ``--repeat`` fresh processes each): the interpreter's start (``python -c pass``), imports,
 the argument parser, the walk (of which starting git's ``check-ignore``, which answers while
 the walk goes on, the kept listings' load and the kept walk's check), the cache index's
-load, the name's postings, the ``stat`` of every source file with the records read, the
-page, the JSON; and the floor no cache removes: one ``os.stat`` per source file, timed
-alone.
+load, the name's postings, the ``lstat`` of every source file with the records read, the
+page, its envelope (marks and scrub), the JSON; and the floor no cache removes: one
+``os.stat`` per source file, timed alone.
 
 ``--floor``: what no cold ``refs NAME`` can go under, timed without relore, on every
 core: the sift alone (every Python file read and tested for the name as a whole word by
@@ -195,7 +195,7 @@ for owner, attribute, phase in (
     (listing, "_walked_again", "kept walk"),
     (cache.Store, "load", "index load"), (cache.Store, "holders", "name postings"),
     (index, "_from_cache", "stat + records"), (index, "scan", "scan"), (index, "refs", "refs"),
-    (json, "dumps", "json"),
+    (cli, "_lens_page", "envelope"), (json, "dumps", "json"),
 ):
     timed(owner, attribute, phase)
 began = time.perf_counter()
@@ -242,6 +242,7 @@ def phases(relore: str, tree: str, name: str, repeat: int) -> None:
         "name postings": least.pop("name postings", 0),
         f"{files} stats + records": inside,
         "page": least.pop("refs", 0) - scan,
+        "envelope": least.pop("envelope", 0),
         "json": least.pop("json", 0),
     }
     total = shown["interpreter"] + shown["imports"] + least.pop("main")

@@ -14,7 +14,7 @@ import sys
 from relore.client import render
 from relore.client.definition import build_parser, verb_of
 from relore.client.exits import EXIT_STATUSES, ExitStatus, Refused
-from relore.contract import wire
+from relore.contract import envelope, wire
 
 TYPE_CHECKING = False  # typing is not imported to run a verb: a cached answer's start counts
 if TYPE_CHECKING:
@@ -74,8 +74,12 @@ _CLONE_VERBS = {
 }
 
 
-def _code_verb(args: argparse.Namespace, env, workers: int | None) -> tuple[dict, str]:
-    """map/defs/refs: imported here so the daemon verbs never load the lens or tree-sitter."""
+def _code_verb(
+    args: argparse.Namespace, env, workers: int | None, within: str | None
+) -> tuple[dict, str]:
+    """map/defs/refs: imported here so the daemon verbs never load the lens or tree-sitter.
+    ``within``: the only tree they may read, relative paths taken from there (``relore
+    mcp``'s working directory); else the caller's working directory, and any tree."""
     from relore.client.code import index, registry
 
     if args.verb != "map":
@@ -88,44 +92,47 @@ def _code_verb(args: argparse.Namespace, env, workers: int | None) -> tuple[dict
         args.path = args.path or args.path_option or "."
     try:
         workers = index.workers_for(env) if workers is None else workers
+        where = {"workers": workers, "cwd": within, "within": within}
         if args.verb == "map":
             page = index.repo_map(
-                args.path,
-                env,
-                limit=args.limit,
-                offset=args.offset,
-                focus=args.focus,
-                workers=workers,
+                args.path, env, limit=args.limit, offset=args.offset, focus=args.focus, **where
             )
-            return page, render.map_page(page)
+            return _lens_page(page, render.map_page, args.compact)
         if args.verb == "defs":
             page = index.defs(
-                args.name, args.path, env, limit=args.limit, offset=args.offset, workers=workers
+                args.name, args.path, env, limit=args.limit, offset=args.offset, **where
             )
-            return page, render.defs_page(page)
+            return _lens_page(page, render.defs_page, args.compact)
         page = index.refs(
-            args.name,
-            args.path,
-            env,
-            limit=args.limit,
-            offset=args.offset,
-            kind=args.kind,
-            workers=workers,
+            args.name, args.path, env, limit=args.limit, offset=args.offset, kind=args.kind, **where
         )
-        return page, render.refs_page(page)
+        return _lens_page(page, render.refs_page, args.compact)
     except registry.GrammarMissing as exc:
         raise Refused(ExitStatus.ERROR, f"relore: {exc}") from None
     except index.PathNotFound as exc:
         raise Refused(ExitStatus.USAGE, f"relore: {exc}") from None
 
 
-def run(args: argparse.Namespace, env, *, workers: int | None = None) -> tuple[dict, str]:
+def _lens_page(page: dict, renderer, compact: bool) -> tuple[dict, str]:
+    """A code lens page as the daemon's pages leave it (``contract/envelope.py``): every
+    source line quoted ``> ``, every string sanitised, the envelope on; then rendered
+    between its delimiters, each path and name taken from the tree fenced."""
+    for row in (*page.get("definitions", ()), *page.get("references", ())):
+        row["text"] = envelope.quote(row["text"])
+    page = envelope.wrap(page)
+    return page, render.enveloped(page, renderer(page), compact=compact)
+
+
+def run(
+    args: argparse.Namespace, env, *, workers: int | None = None, within: str | None = None
+) -> tuple[dict, str]:
     """One verb of parsed ``args``: its page and the text ``relore`` prints for it, or
     ``Refused`` (the line on stderr, the exit status). The CLI and ``relore mcp`` both run
     a verb through here: one request builder, one renderer, one mapping of failures.
-    ``workers`` caps the code lens's processes (``relore mcp`` is threaded: it never forks)."""
+    ``workers`` caps the code lens's processes (``relore mcp`` is threaded: it never forks);
+    ``within`` is the only tree the code lens may read (``relore mcp``'s working tree)."""
     if args.verb in ("map", "defs", "refs"):
-        return _code_verb(args, env, workers)
+        return _code_verb(args, env, workers, within)
     return _daemon_verb(args, env)
 
 

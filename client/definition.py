@@ -52,9 +52,9 @@ def _exit_epilog() -> str:
     )
 
 
-def _page_flags(parser: argparse.ArgumentParser) -> None:
-    """The two output flags every daemon verb takes."""
-    parser.add_argument("--json", action="store_true", help="the daemon's page as JSON")
+def _page_flags(parser: argparse.ArgumentParser, page: str = "the daemon's page") -> None:
+    """The two output flags every verb takes (the code lens's pages are enveloped too)."""
+    parser.add_argument("--json", action="store_true", help=f"{page} as JSON")
     parser.add_argument(
         "--compact", action="store_true", help="drop the envelope's notice line (marks stay)"
     )
@@ -236,7 +236,7 @@ def _map(verbs) -> None:
         "--limit", type=argtypes.rows(MAP_CAP), default=MAP_CAP, help=f"rows, 1-{MAP_CAP}"
     )
     m.add_argument("--offset", type=argtypes.offset, default=0, help="skip this many rows first")
-    m.add_argument("--json", action="store_true", help="the page as JSON")
+    _page_flags(m, "the page")
 
 
 def _defs(verbs) -> None:
@@ -247,7 +247,7 @@ def _defs(verbs) -> None:
         "--limit", type=argtypes.rows(DEFS_CAP), default=DEFS_CAP, help=f"rows, 1-{DEFS_CAP}"
     )
     d.add_argument("--offset", type=argtypes.offset, default=0, help="skip this many rows first")
-    d.add_argument("--json", action="store_true", help="the page as JSON")
+    _page_flags(d, "the page")
 
 
 def _refs(verbs) -> None:
@@ -259,7 +259,7 @@ def _refs(verbs) -> None:
         "--limit", type=argtypes.rows(REFS_CAP), default=REFS_CAP, help=f"rows, 1-{REFS_CAP}"
     )
     r.add_argument("--offset", type=argtypes.offset, default=0, help="skip this many rows first")
-    r.add_argument("--json", action="store_true", help="the page as JSON")
+    _page_flags(r, "the page")
 
 
 def _mcp(verbs) -> None:
@@ -269,7 +269,8 @@ def _mcp(verbs) -> None:
         description="An MCP server on stdin/stdout for an agent harness: every verb above "
         "but mcp is a read-only tool answering with the text relore prints (and the page "
         "as structured content); a failure is a tool error with the same message and exit "
-        "status. map/defs/refs read the tree the server was started in. RELORE_API and "
+        "status. map/defs/refs read only the tree the server was started in (a path outside "
+        "it, or through a symbolic link, is refused). RELORE_API and "
         "RELORE_API_TOKEN as for every verb; rules never repeat within one MCP session.",
     )
 

@@ -18,7 +18,9 @@ class ExitStatus(enum.IntEnum):
 EXIT_STATUSES = {
     ExitStatus.OK: "an answer (an empty page is an answer)",
     ExitStatus.ERROR: "the daemon refused or failed the request",
-    ExitStatus.USAGE: "a bad argument, or RELORE_API that is not an http(s) URL",
+    ExitStatus.USAGE: "a bad argument (map/defs/refs: a PATH that is not there, leads through "
+    "a symbolic link, or is outside the tree `relore mcp` reads), or RELORE_API that is not "
+    "an http(s) URL",
     ExitStatus.DAEMON_DOWN: "no relore daemon at RELORE_API (nothing listening, another "
     "server, or a redirect elsewhere)",
     ExitStatus.VERSION_MISMATCH: "the daemon runs another version",

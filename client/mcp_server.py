@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import os
 import re
 import secrets
 
@@ -60,7 +61,8 @@ PURPOSE = {
     "copies": "The `# Copied from` markers that point at a name (HuggingFace style). Call it "
     "before changing a class or function others copy, so the copies change with it.",
     "map": "The definitions the other files of your working tree use most, ranked "
-    "(offline, tree-sitter; paths are relative to where the MCP server was started). Call "
+    "(offline, tree-sitter; paths are relative to where the MCP server was started, and "
+    "nothing outside that tree is read). Call "
     "it first in an unfamiliar tree.",
     "defs": "Where a name is defined in your working tree (offline, tree-sitter).",
     "refs": "Every occurrence of a name in your working tree, each saying what it is "
@@ -215,8 +217,11 @@ def refusal_text(exc: Refused) -> str:
 class Tools:
     """Every tool: its definition, and a call answered as the CLI answers the verb."""
 
-    def __init__(self, env):
+    def __init__(self, env, root: str | None = None):
         self.env = env
+        # map/defs/refs read this tree alone, their relative paths from it: where the server
+        # was started (the SDK's MCP roots are deprecated, SEP-2577: not asked for)
+        self.root = os.path.abspath(root or os.getcwd())
         self.parser = build_parser(_Refusing)
         self.verb_parsers, self.helps = _verbs(self.parser)
         self.verbs = [v for v in self.verb_parsers if v in PURPOSE]
@@ -240,7 +245,8 @@ class Tools:
         if verb == "rules":
             words.insert(1, f"--session={session}")
         args = self.parser.parse_args(words)
-        return cli.run(args, self.env, workers=1)  # threaded: the code lens never forks here
+        # threaded: the code lens never forks here
+        return cli.run(args, self.env, workers=1, within=self.root)
 
 
 def new_session() -> str:

@@ -3,10 +3,11 @@
 Retrieved prose is somebody else's words: every line of it is prefixed with ``>`` so an
 unmarked line is always ours (counts, trust tiers, dates, URLs). A single-line retrieved
 value on one of our lines (a title, a login, a path) sits inside ``⟦ ⟧``. The daemon has
-sanitised every string already (``relore.contract.sanitize``); this module never splits,
-cleans or flattens text by a rule of its own: a quoted field is read back with
-``sanitize.quoted_lines``, the local code lens quotes with ``sanitize.quote`` and flattens
-with ``sanitize.flat`` — so a page prints the same whether or not it passed the scrub.
+sanitised every string already (``relore.contract.sanitize``), and the local code lens's
+pages pass the same envelope (``cli.py``); this module never splits, cleans or flattens
+text by a rule of its own: a quoted field is read back with ``sanitize.quoted_lines`` and a
+fenced value flattened with ``sanitize.flat`` — so a page prints the same whether or not it
+passed the scrub.
 """
 
 from __future__ import annotations
@@ -14,24 +15,14 @@ from __future__ import annotations
 from relore.contract import sanitize
 
 
-def quote(text: str | None) -> list[str]:
-    """Text the local code lens read (a source line): quoted as the daemon quotes."""
-    return sanitize.quoted_lines(sanitize.quote(text)) if text else []
-
-
 def _marked(text: str | None, indent: str = "    ") -> list[str]:
     """A field the daemon quoted (every line already marked ``>``), indented."""
     return [indent + q for q in sanitize.quoted_lines(text)]
 
 
-def _plain(value) -> str:
-    """A value of the caller's own tree (a path, a name) on one line, unfenced."""
-    return sanitize.flat(str(value))
-
-
 def _f(value) -> str:
-    """A retrieved single-line value, fenced (``?`` when there is none). Flattened here too:
-    the daemon's values already are, the local code lens's are not."""
+    """A retrieved single-line value, fenced (``?`` when there is none). Flattened here too,
+    so a page prints the same before and after the scrub."""
     return sanitize.fence(sanitize.flat(str(value))) if value not in (None, "") else "?"
 
 
@@ -226,7 +217,8 @@ def rules_page(page: dict) -> str:
 
 
 # --- code lens: map / defs / refs over the caller's own tree ------------------------------
-# Source lines are the tree's words, not ours: quoted with ``>`` like any retrieved text.
+# The tree is retrieved text like a clone: its paths and names are fenced, its source lines
+# were quoted ``>`` before the envelope's scrub (``cli._lens_page``).
 
 
 def _plural(n: int, word: str) -> str:
@@ -283,7 +275,7 @@ def _counts(counts: dict) -> str:
 
 
 def defs_page(page: dict) -> str:
-    head = f"defs {page['name']!r} in {_plain(page['path'])}: {page['returned']} of {page['total']}"
+    head = f"defs {page['name']!r} in {_f(page['path'])}: {page['returned']} of {page['total']}"
     if page["kinds"]:
         head += f" ({_counts(page['kinds'])})"
     lines = [head]
@@ -294,9 +286,9 @@ def defs_page(page: dict) -> str:
     for row in page["definitions"]:
         mark = "  [file has syntax errors]" if row["syntax_errors_in_file"] else ""
         lines.append(
-            f"{_plain(row['path'])}:{row['line']}  {row['kind']}  {_plain(row['qualified'])}{mark}"
+            f"{_f(row['path'])}:{row['line']}  {row['kind']}  {_f(row['qualified'])}{mark}"
         )
-        lines.extend("    " + q for q in quote(row["text"]))
+        lines.extend(_marked(row["text"]))
     more = _left_out(page, ", or narrow the path")
     if more:
         lines.append(more)
@@ -305,7 +297,7 @@ def defs_page(page: dict) -> str:
 
 
 def refs_page(page: dict) -> str:
-    head = f"refs {page['name']!r} in {_plain(page['path'])}"
+    head = f"refs {page['name']!r} in {_f(page['path'])}"
     if page["kind"]:
         head += f" [kind={page['kind']}]"
     head += f": {page['returned']} of {page['total']}"
@@ -315,12 +307,10 @@ def refs_page(page: dict) -> str:
     if not page["total"]:
         lines.append(f"no occurrence of {page['name']!r} as an identifier")
     for row in page["references"]:
-        scope = f"  in {_plain(row['scope'])}" if row["scope"] else ""
+        scope = f"  in {_f(row['scope'])}" if row["scope"] else ""
         mark = "  [file has syntax errors]" if row["syntax_errors_in_file"] else ""
-        lines.append(
-            f"{_plain(row['path'])}:{row['line']}:{row['column']}  {row['kind']}{scope}{mark}"
-        )
-        lines.extend("    " + q for q in quote(row["text"]))
+        lines.append(f"{_f(row['path'])}:{row['line']}:{row['column']}  {row['kind']}{scope}{mark}")
+        lines.extend(_marked(row["text"]))
     more = _left_out(page, ", or narrow with --kind / a path")
     if more:
         lines.append(more)
@@ -331,13 +321,13 @@ def refs_page(page: dict) -> str:
 def map_page(page: dict) -> str:
     dunders, everywhere = page["dunders_excluded"], page["everywhere_excluded"]
     head = (
-        f"map {_plain(page['path'])}: {page['returned']} of {page['total']} defined names, "
+        f"map {_f(page['path'])}: {page['returned']} of {page['total']} defined names, "
         f"ranked by {page['score']}"
     )
     if page["focus"]:
-        head += "; seen from " + ", ".join(_plain(f) for f in page["focus"])
+        head += "; seen from " + ", ".join(_f(f) for f in page["focus"])
     elif page["entry_files"]:
-        head += "; half the walk starts at " + ", ".join(_plain(f) for f in page["entry_files"])
+        head += "; half the walk starts at " + ", ".join(_f(f) for f in page["entry_files"])
     lines = [
         head,
         f"left out: dunders ({_plural(dunders['definitions'], 'definition')} of "
@@ -354,7 +344,7 @@ def map_page(page: dict) -> str:
         )
     documentation = page.get("documentation") or {}
     if documentation.get("names"):
-        read = [_plain(d) for d in documentation["documents"]]
+        read = [_f(d) for d in documentation["documents"]]
         if documentation.get("sources"):
             read.append(f"the docstrings of {_plural(documentation['sources'], 'source file')}")
         lines.append(
@@ -371,8 +361,7 @@ def map_page(page: dict) -> str:
     for i, entry in enumerate(page["entries"], page["offset"] + 1):
         shares = _plural(entry["definitions"], "definition")
         where = ", ".join(
-            f"{_plain(loc['qualified'])} {_plain(loc['path'])}:{loc['line']}"
-            for loc in entry["locations"]
+            f"{_f(loc['qualified'])} {_f(loc['path'])}:{loc['line']}" for loc in entry["locations"]
         )
         rest = entry["definitions"] - len(entry["locations"])
         if rest:
@@ -381,7 +370,7 @@ def map_page(page: dict) -> str:
         if entry.get("documented"):
             used += f" and {entry['documented']}× in the documentation"
         lines.append(
-            f"{i:>{width}}. {entry['score']:>8g}  {_plain(entry['name'])}  "
+            f"{i:>{width}}. {entry['score']:>8g}  {_f(entry['name'])}  "
             f"({used}; {shares}: {_counts(entry['kinds'])})  {where}"
         )
     more = _left_out(page, ", or map a narrower path")

@@ -43,12 +43,12 @@ import itertools
 import marshal
 import os
 import re
-import stat
 import textwrap
 import time
 import zlib
 
 from relore.client.code import cache, engine, registry
+from relore.client.code.confine import read_regular
 from relore.client.code.listing import RACY_NS
 from relore.client.code.providers.base import GrammarUnavailable
 
@@ -123,25 +123,12 @@ class Documentation:
 
 def _read(path: str) -> tuple[bytes, bool] | None:
     """A regular file's first ``MAX_DOCUMENT_BYTES`` (and whether there was more), never
-    through a symbolic link nor blocking on a FIFO or device; None if it is not one."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    through a symbolic link nor blocking on a FIFO or device (``confine.read_regular``);
+    None if it is not one."""
     try:
-        handle = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+        return read_regular(path, MAX_DOCUMENT_BYTES)
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            return None
-        chunks, size = [], 0
-        while size <= MAX_DOCUMENT_BYTES and (chunk := os.read(handle, 1 << 16)):
-            chunks.append(chunk)
-            size += len(chunk)
-        data = b"".join(chunks)
-        return data[:MAX_DOCUMENT_BYTES], len(data) > MAX_DOCUMENT_BYTES
-    except OSError:
-        return None
-    finally:
-        os.close(handle)
 
 
 def _entries(directory: str, listed: list[str]) -> list[os.DirEntry]:

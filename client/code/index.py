@@ -17,10 +17,11 @@ from collections import Counter, namedtuple
 from collections.abc import Iterator
 
 from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP, cache, engine, records, registry
-from relore.client.code.listing import PathNotFound, Tree, walk
+from relore.client.code.confine import Beneath, OutOfTree, PathNotFound, resolve
+from relore.client.code.listing import Tree, walk
 from relore.client.code.providers.base import GrammarUnavailable
 
-__all__ = ["PathNotFound", "Tree", "defs", "refs", "repo_map", "scan", "walk"]
+__all__ = ["OutOfTree", "PathNotFound", "Tree", "defs", "refs", "repo_map", "scan", "walk"]
 
 MAX_FILE_BYTES = 1_000_000
 
@@ -92,27 +93,17 @@ def _definition(language: str, name: str):
     return registry.by_name(language).definition_pattern(name)
 
 
-def _read_bytes(full: str) -> bytes:
-    """A file's bytes, read with ``os.read``: half the cost of ``open().read()``, which
-    counts when a cold scan reads every file of a tree for a name."""
-    handle = os.open(full, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        chunks = []
-        while chunk := os.read(handle, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(handle)
-
-
-def _read_source(job: tuple[str, str, str | None, bool, tuple | None]) -> tuple:
-    """Read one file and parse it unless it is binary or cannot hold the name. Runs in a
-    worker process, so it returns bytes: the record's three blobs as the cache stores them,
-    the names it holds, and the names it covers: ``covers`` (from the job) when only those
-    names' rows were found (``engine.extract_names``), None for a whole record."""
+def _read_source(job: tuple[str, str, str | None, bool, tuple | None], beneath: Beneath) -> tuple:
+    """Read one file (through ``beneath``: never a link) and parse it unless it is binary
+    or cannot hold the name. Runs in a worker process, so it returns bytes: the record's
+    three blobs as the cache stores them, the names it holds, and the names it covers:
+    ``covers`` (from the job) when only those names' rows were found
+    (``engine.extract_names``), None for a whole record. A file is read with ``os.read``:
+    half the cost of ``open().read()``, which counts when a cold scan reads every file of a
+    tree for a name."""
     full, language, name, defining, covers = job
     try:
-        data = _read_bytes(full)
+        data = beneath.read(full)[0]
     except OSError:
         return ("missing",)
     if b"\0" in data[:8192]:
@@ -171,16 +162,16 @@ def _forks(workers: int, jobs: int) -> bool:
     return workers > 1 and jobs >= POOL_MIN_FILES and hasattr(os, "fork")
 
 
-def _results(jobs: list, workers: int, stop, used: list[int]) -> Iterator[tuple]:
+def _results(jobs: list, workers: int, stop, used: list[int], beneath: Beneath) -> Iterator[tuple]:
     """``_read_source`` over ``jobs``, in order (``used`` gets the processes that read
     them). With a name, each worker reads and sifts its own files and parses those that
     can hold the name as it finds them: the parse starts with the first file, not after a
     pass over every file here."""
     used.append(workers if _forks(workers, len(jobs)) else 1)
-    yield from _parsed(jobs, workers, stop)
+    yield from _parsed(jobs, workers, stop, beneath)
 
 
-def _parsed(jobs: list, workers: int, stop) -> Iterator[tuple]:
+def _parsed(jobs: list, workers: int, stop, beneath: Beneath) -> Iterator[tuple]:
     """``_read_source`` over ``jobs``, in order: in this process, or on ``workers`` forked
     processes when there is enough to share. tree-sitter's parse releases the GIL, but its
     queries and the record building hold it, so threads would not scale. Only a
@@ -189,7 +180,7 @@ def _parsed(jobs: list, workers: int, stop) -> Iterator[tuple]:
         for done, job in enumerate(jobs):
             if stop is not None and stop():
                 raise Stopped(f"stopped after {done} of {len(jobs)} files to read")
-            yield _read_source(job)
+            yield _read_source(job, beneath)
         return
     if jobs[0][2] is None:  # every file parsed (map): loaded once here, not in each worker
         for language in {job[1] for job in jobs}:
@@ -197,7 +188,7 @@ def _parsed(jobs: list, workers: int, stop) -> Iterator[tuple]:
                 registry.by_name(language).load()
     chunk = max(1, min(CHUNK_FILES, len(jobs) // (workers * 8)))
     chunks = [jobs[at : at + chunk] for at in range(0, len(jobs), chunk)]
-    pool = _Pool(min(workers, len(chunks)))
+    pool = _Pool(min(workers, len(chunks)), beneath)
     done = 0
     try:
         for result in pool.run(chunks):
@@ -207,7 +198,7 @@ def _parsed(jobs: list, workers: int, stop) -> Iterator[tuple]:
             yield result
     except _Broken:
         # a worker died (killed, out of memory): finish here, where an error is visible
-        yield from _parsed(jobs[done:], 1, stop)
+        yield from _parsed(jobs[done:], 1, stop, beneath)
     finally:
         pool.close()
 
@@ -250,7 +241,7 @@ class _Pool:
 
     PREFETCH_BYTES = 16_384  # below a pipe's buffer: a write that never waits on a busy worker
 
-    def __init__(self, workers: int):
+    def __init__(self, workers: int, beneath: Beneath):
         self.children: list[tuple[int, int, int]] = []  # (pid, its jobs fd, its results fd)
         for _ in range(workers):
             jobs_r, jobs_w = os.pipe()
@@ -262,7 +253,7 @@ class _Pool:
                     os.close(theirs_r)
                 os.close(jobs_w)
                 os.close(results_r)
-                _work(jobs_r, results_w)
+                _work(jobs_r, results_w, beneath)
             os.close(jobs_r)
             os.close(results_w)
             self.children.append((pid, jobs_w, results_r))
@@ -326,13 +317,14 @@ class _Pool:
         self.children = []
 
 
-def _work(jobs_r: int, results_w: int) -> None:
+def _work(jobs_r: int, results_w: int, beneath: Beneath) -> None:
     """A worker's life: read chunks until the pipe ends, answer each; then leave without
     running any of the parent's exit handlers."""
     status = 1
     try:
         while (message := _receive(jobs_r)) is not None:
-            _send(results_w, marshal.dumps([_read_source(job) for job in marshal.loads(message)]))
+            chunk = marshal.loads(message)
+            _send(results_w, marshal.dumps([_read_source(job, beneath) for job in chunk]))
         status = 0
     finally:
         os._exit(status)
@@ -348,8 +340,11 @@ def scan(
     occurrences: bool = False,
     defining: bool = False,
     definitions: bool = True,
+    within: str | None = None,
 ) -> Scan:
     """Read every source file under ``path``; with ``name``, only files that can hold it.
+    Never through a symbolic link (``confine.py``): ``path`` reached through one, or outside
+    ``within``, is refused (``OutOfTree``); a file that is a link is never read.
 
     A file whose bytes do not hold ``name`` as a whole word (with ``defining``: a
     definition of it, where the provider says how one is spelled) cannot give a row, so
@@ -367,7 +362,7 @@ def scan(
     """
     usable = {p.name for p in registry.require_any()}
     with _collector_paused():
-        tree = walk(path, cwd, env)
+        tree = walk(path, cwd, env, within)
         store = cache.Store(env, tree.root)
         store.load()
         tally = _Tally(tree.other)
@@ -383,8 +378,9 @@ def scan(
     ]
     used = [1]
     rows_only = name is not None and occurrences and not definitions
+    beneath = Beneath(tree.root)
     for (rel, language, st, _b), result in zip(
-        todo, _results(jobs, workers, stop, used), strict=True
+        todo, _results(jobs, workers, stop, used, beneath), strict=True
     ):
         outcome = result[0]
         if outcome == "missing":
@@ -445,7 +441,7 @@ def scan(
         "workers": used[-1],
         "cache": str(store.path),
     }
-    return Scan(tree, kept, files, functools.partial(_definitions_of, store, prefix))
+    return Scan(tree, kept, files, functools.partial(_definitions_of, store, prefix, beneath))
 
 
 @contextlib.contextmanager
@@ -510,7 +506,8 @@ def _from_cache(
     todo, seen_add = tally.todo, tally.seen.add
     prefix, total = tree.prefix, len(tree.paths)
     # one pass of thousands of files: names held locally, counts kept in ints
-    files_get, os_stat, is_regular, large = store.files.get, os.stat, stat.S_ISREG, MAX_FILE_BYTES
+    # lstat: a symbolic link (git lists them too) is not a regular file, so never read
+    files_get, os_lstat, is_regular, large = store.files.get, os.lstat, stat.S_ISREG, MAX_FILE_BYTES
     binary, unparsed, covers_at = cache.BINARY, cache.UNPARSED, cache.COVERS
     missing = other = skipped_large = skipped_binary = without = undefined = 0
     for rel, language in zip(tree.paths, tree.languages, strict=True):
@@ -520,7 +517,7 @@ def _from_cache(
             tally.no_grammar[language] += 1
             continue
         try:
-            st = os_stat(prefix + rel)
+            st = os_lstat(prefix + rel)
         except OSError:
             missing += 1
             continue
@@ -615,7 +612,9 @@ def _record(head: tuple, extra, name: str | None, occurrences: bool) -> Read | N
     return found._replace(definitions=head[1], exports=head[2]) if found is not None else None
 
 
-def _definitions_of(store: cache.Store, prefix: str, rel: str, language: str) -> list:
+def _definitions_of(
+    store: cache.Store, prefix: str, beneath: Beneath, rel: str, language: str
+) -> list:
     """A file's definitions for a record read without them: from the cache, else parsed
     again (its stat was checked by this scan)."""
     entry = store.files.get(rel)
@@ -624,7 +623,7 @@ def _definitions_of(store: cache.Store, prefix: str, rel: str, language: str) ->
         head = store.part(entry, records.HEAD)
         store.close()
     if head is None:
-        result = _read_source((prefix + rel, language, None, False, None))
+        result = _read_source((prefix + rel, language, None, False, None), beneath)
         if result[0] != "parsed":
             return []
         head = marshal.loads(result[1][records.HEAD])
@@ -669,6 +668,7 @@ class _Lines:
 
     def __init__(self, root: str):
         self.root = root
+        self.beneath = Beneath(root)
         # rel -> [lines split so far, the bytes not split yet (None: no more)]
         self.files: dict[str, list] = {}
 
@@ -676,7 +676,7 @@ class _Lines:
         held = self.files.get(rel)
         if held is None:
             try:
-                data = _read_bytes(os.path.join(self.root, rel))
+                data = self.beneath.read(os.path.join(self.root, rel))[0]
             except OSError:
                 data = b""
             if any(other in data for other in _OTHER_BREAKS):
@@ -721,8 +721,11 @@ def defs(
     cwd=None,
     stop=None,
     workers: int = 1,
+    within: str | None = None,
 ) -> dict:
-    result = scan(path, env, name=name, cwd=cwd, stop=stop, workers=workers, defining=True)
+    result = scan(
+        path, env, name=name, cwd=cwd, stop=stop, workers=workers, defining=True, within=within
+    )
     rows = [
         (rel, language, bool(record.has_error), d)
         for rel, language, record in result.records
@@ -772,9 +775,17 @@ def refs(
     kind: str | None = None,
     cwd=None,
     workers: int = 1,
+    within: str | None = None,
 ) -> dict:
     result = scan(
-        path, env, name=name, cwd=cwd, workers=workers, occurrences=True, definitions=False
+        path,
+        env,
+        name=name,
+        cwd=cwd,
+        workers=workers,
+        occurrences=True,
+        definitions=False,
+        within=within,
     )
     counts: Counter[str] = Counter()
     rows = []
@@ -817,13 +828,12 @@ def refs(
     return page
 
 
-def _focus(tree: Tree, focus: list[str], cwd: str | None) -> list[str]:
-    """The caller's focus paths, relative to the tree's root ('dir/' for a directory)."""
+def _focus(tree: Tree, focus: list[str], cwd: str | None, within: str | None) -> list[str]:
+    """The caller's focus paths, relative to the tree's root ('dir/' for a directory):
+    inside the tree mapped, reached through no symbolic link (``confine.resolve``)."""
     chosen = []
     for given in focus:
-        full = os.path.abspath(os.path.join(cwd or os.getcwd(), given))
-        if not os.path.exists(full):
-            raise PathNotFound(f"no such file or directory: {given}")
+        full = resolve(given, cwd, within)
         if os.path.commonpath([full, tree.scope]) != tree.scope:
             raise PathNotFound(f"--focus {given} is not inside {tree.shown}")
         rel = os.path.relpath(full, tree.root).replace(os.sep, "/")
@@ -840,11 +850,12 @@ def repo_map(
     cwd=None,
     focus: list[str] | None = None,
     workers: int = 1,
+    within: str | None = None,
 ) -> dict:
     from relore.client.code import docs, rank  # the map's alone
 
-    result = scan(path, env, cwd=cwd, workers=workers)
-    focused = _focus(result.tree, focus or [], cwd)
+    result = scan(path, env, cwd=cwd, workers=workers, within=within)
+    focused = _focus(result.tree, focus or [], cwd, within)
     documentation = docs.tree_documentation(result.tree, result.records, env)
     chosen, total, info = rank.rank(
         result.records, focused, offset=offset, limit=limit, documentation=documentation

@@ -2,22 +2,21 @@
 directory's listing between runs (as git's untracked cache does).
 
 A listing is the directory's entries as the walk reads them: its source files (name and
-language), how many other files, whether a project manifest is there, its subdirectories
-and its symlinks. It is kept in ``dirs.marshal`` beside the root's records
+language), how many other files (symbolic links among them), whether a project manifest is
+there, and its subdirectories. It is kept in ``dirs.marshal`` beside the root's records
 (``cache.root_directory``), keyed by the directory's ``stat`` (mtime, ctime, inode,
 device): adding, removing or renaming an entry changes the directory's mtime, so while the
 key matches, the directory is not listed again. What a file holds is not in its listing:
 the scan still ``stat``s every source file.
 
-Two things a listing's key cannot see are handled apart:
+A filesystem whose clock ticks coarsely (1 s, 2 s, a kernel tick) gives an entry added in
+the same tick as the last change the mtime the directory already had: a listing's key
+cannot see it. A listing is kept only when its directory's mtime is at least ``RACY_NS``
+older than when it was listed; otherwise it is used for this run and listed again on the
+next (git's racily clean entries).
 
-- A filesystem whose clock ticks coarsely (1 s, 2 s, a kernel tick) gives an entry added
-  in the same tick as the last change the mtime the directory already had. A listing is
-  kept only when its directory's mtime is at least ``RACY_NS`` older than when it was
-  listed; otherwise it is used for this run and listed again on the next (git's racily
-  clean entries).
-- A symlink's target can change without its directory changing: each run looks at every
-  symlink again (one ``stat``).
+A symbolic link is never followed nor read (``confine.py``): a walk counts it as another
+file and never enters it, whatever it points at.
 
 The listings are a cache: a file that cannot be read, or whose shapes or names are not what
 this module writes, is dropped and the tree walked afresh.
@@ -28,18 +27,22 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
+import stat
 import time
 
 from relore.client.code import cache, registry
+from relore.client.code.confine import PathNotFound, resolve
 
-FORMAT = 1
+__all__ = ["PathNotFound", "Tree", "walk"]
+
+FORMAT = 2  # 2: a symbolic link is another file, never a source nor entered
 # a directory changed less than this long before it was listed is listed again next run
 RACY_NS = 2_000_000_000
 # A listing's fields: the directory's stat (its key; MTIME None: listed racily, never
 # matches), its source files' names joined by NULs (sorted) and their languages, how many
-# other files, whether a manifest is among them, and its subdirectories' and symlinks'
+# other files (symbolic links too), whether a manifest is among them, and its subdirectories'
 # names joined by NULs (sorted).
-MTIME, CTIME, INODE, DEVICE, SOURCES, LANGUAGES, OTHER, MANIFEST, SUBDIRS, LINKS = range(10)
+MTIME, CTIME, INODE, DEVICE, SOURCES, LANGUAGES, OTHER, MANIFEST, SUBDIRS = range(9)
 
 # Never source, wherever they appear (also when git tracks them).
 SKIP_ALWAYS = frozenset(
@@ -67,10 +70,6 @@ MANIFESTS = frozenset(
 )
 
 
-class PathNotFound(RuntimeError):
-    pass
-
-
 class Tree:
     def __init__(
         self,
@@ -82,8 +81,10 @@ class Tree:
         listing: str,
         skipped_dirs: list[str] | None = None,
     ):
-        self.root = root  # absolute: the git top level above the path, else the path itself
-        self.scope = scope  # absolute path asked about
+        # as the filesystem names it (no link in it): the git top level above the path, else
+        # the path itself
+        self.root = root
+        self.scope = scope  # the path asked about, as the filesystem names it
         self.shown = shown  # the path as the caller wrote it
         # each source file's path relative to root, and its language
         self.paths, self.languages = sources
@@ -296,9 +297,9 @@ def _usable(dirs, languages: frozenset[str]) -> bool:
     used: set[str] = set()
     try:
         for rel, entry in dirs.items():
-            if type(rel) is not str or type(entry) is not tuple or len(entry) != LINKS + 1:
+            if type(rel) is not str or type(entry) is not tuple or len(entry) != SUBDIRS + 1:
                 return False
-            sources, found, other, manifest, subdirs, links = entry[SOURCES:]
+            sources, found, other, manifest, subdirs = entry[SOURCES:]
             if (
                 type(sources) is not str
                 or type(found) is not list
@@ -306,10 +307,9 @@ def _usable(dirs, languages: frozenset[str]) -> bool:
                 or type(other) is not int
                 or type(manifest) is not bool
                 or type(subdirs) is not str
-                or type(links) is not str
             ):
                 return False
-            names.extend(joined for joined in (sources, subdirs, links) if joined)
+            names.extend(joined for joined in (sources, subdirs) if joined)
             used.update(found)
     except TypeError:  # a language that cannot be hashed
         return False
@@ -397,19 +397,18 @@ def walked_path_for_listings(listings_path: str) -> str:
 
 class Walked:
     """A whole walk as it ended, kept beside the listings (``walked.marshal``): every
-    directory it stat'ed in order with that ``stat`` (mtime, ctime, inode, device), every
-    symlink it looked at and whether it led to a directory, and what it found (each path
-    kept relative to the walk's base). While every directory's stat and every symlink's
-    kind are unchanged, the walk would list nothing and rebuild the same paths from the
+    directory it stat'ed in order with that ``stat`` (mtime, ctime, inode, device), and
+    what it found (each path kept relative to the walk's base). While every directory's
+    stat is unchanged, the walk would list nothing and rebuild the same paths from the
     same listings: the next run stats the directories and takes the paths, without
     loading, checking and joining the listings (half a cached answer's walk). Kept only
     for a walk with no racy listing."""
 
-    def __init__(self, base, fresh, sources, other, skipped, links):
+    def __init__(self, base, fresh, sources, other, skipped):
         self.base = base
         self.dirs = list(fresh)
         self.keys = [key for entry in fresh.values() for key in entry[: DEVICE + 1]]
-        self.sources, self.other, self.skipped, self.links = sources, other, skipped, links
+        self.sources, self.other, self.skipped = sources, other, skipped
 
     def blob(self, signature: tuple, root: str) -> bytes:
         paths, languages = self.sources
@@ -428,7 +427,6 @@ class Walked:
                 "codes": bytes(code[language] for language in languages),
                 "other": self.other,
                 "skipped": "\0".join(rel[cut:] for rel in self.skipped),
-                "links": [(rel[cut:], is_dir) for rel, is_dir in self.links],
             }
         )
 
@@ -458,8 +456,8 @@ def _walked_base(env, root: str) -> str | None:
 
 
 def _walked_again(env, root: str, base: str, extensions: dict[str, str]):
-    """The kept walk of ``base`` (``Walked``) when no directory's stat and no symlink's
-    kind changed since: ``((paths, languages), other, skipped)``; else None (walk)."""
+    """The kept walk of ``base`` (``Walked``) when no directory's stat changed since:
+    ``((paths, languages), other, skipped)``; else None (walk)."""
     try:
         data = marshal.loads(cache.read_bytes(walked_path_for(env, root)))
     except (OSError, EOFError, ValueError, TypeError):
@@ -473,9 +471,7 @@ def _walked_again(env, root: str, base: str, extensions: dict[str, str]):
         ):
             return None
         dirs, keys, paths, codes = data["dirs"], data["keys"], data["paths"], data["codes"]
-        names, other, skipped, links = (
-            data["languages"], data["other"], data["skipped"], data["links"]
-        )  # fmt: skip
+        names, other, skipped = data["languages"], data["other"], data["skipped"]
         count = paths.count("\0") + 1 if paths else 0
         below = dirs[1:].replace("/\0", "\0")[:-1]  # the base's own ('') left out
         if (
@@ -486,7 +482,6 @@ def _walked_again(env, root: str, base: str, extensions: dict[str, str]):
             or type(names) is not list
             or type(other) is not int
             or type(skipped) is not str
-            or type(links) is not list
             or not (dirs == "" or (dirs.startswith("\0") and dirs.endswith("/")))
             or len(keys) != 4 * (dirs.count("\0") + 1)
             or len(codes) != count
@@ -495,23 +490,15 @@ def _walked_again(env, root: str, base: str, extensions: dict[str, str]):
             or not _relative(paths, count)
             or not _relative(below, dirs.count("\0"))
             or not _relative(skipped, skipped.count("\0") + 1 if skipped else 0)
-            or not all(
-                type(link) is tuple
-                and len(link) == 2
-                and type(link[0]) is str
-                and type(link[1]) is bool
-                and _relative(link[0], 1)
-                for link in links
-            )
         ):
             return None
     except (KeyError, TypeError, AttributeError):
         return None
     prefix = (root if root.endswith("/") else root + "/") + base
-    at, os_stat = 0, os.stat
+    at, os_lstat = 0, os.lstat  # a directory become a link is another directory
     for rel in dirs.split("\0"):
         try:
-            st = os_stat(prefix + rel)
+            st = os_lstat(prefix + rel)
         except OSError:
             return None
         if (
@@ -522,34 +509,29 @@ def _walked_again(env, root: str, base: str, extensions: dict[str, str]):
         ):
             return None
         at += 4
-    for rel, is_dir in links:
-        if os.path.isdir(prefix + rel) != is_dir:
-            return None
     found = (base + paths.replace("\0", "\0" + base)).split("\0") if paths else []
     passed = (base + skipped.replace("\0", "\0" + base)).split("\0") if skipped else []
     return (found, list(map(names.__getitem__, codes))), other, passed
 
 
 def _list(directory: str, st: os.stat_result, extensions: dict[str, str]) -> tuple | None:
-    """The directory's listing, read now; None when it cannot be read."""
+    """The directory's listing, read now; None when it cannot be read. A symbolic link is
+    one more other file, whatever it points at."""
     files: list[str] = []
     subdirs: list[str] = []
-    links: list[str] = []
+    links = 0
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
                 try:
-                    link = entry.is_symlink()
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    link = not is_dir and entry.is_symlink()
                 except OSError:
-                    link = False
+                    is_dir = link = False
                 if link:
-                    links.append(entry.name)
-                    continue
-                try:
-                    is_dir = entry.is_dir()
-                except OSError:
-                    is_dir = False
-                (subdirs if is_dir else files).append(entry.name)
+                    links += 1
+                else:
+                    (subdirs if is_dir else files).append(entry.name)
     except OSError:
         return None
     files.sort()
@@ -568,10 +550,9 @@ def _list(directory: str, st: os.stat_result, extensions: dict[str, str]) -> tup
         st.st_dev,
         "\0".join(sources),
         languages,
-        len(files) - len(sources),
+        len(files) - len(sources) + links,
         not MANIFESTS.isdisjoint(files),
         "\0".join(sorted(subdirs)),
-        "\0".join(sorted(links)),
     )
 
 
@@ -580,8 +561,8 @@ def _walk(
 ) -> tuple[tuple[list[str], list[str]], int, list[str]]:
     """``((paths, languages) of the source files, other files, skipped directories)``
     under ``scope``: directories in sorted order, files of a directory before its
-    subdirectories; symlinked directories are not followed. A directory whose listing is
-    kept costs one ``stat``."""
+    subdirectories; a symbolic link is neither read nor entered. A directory whose listing
+    is kept costs one ``lstat``."""
     listed_at = time.time_ns()
     kept = listings.kept
     fresh: dict[str, tuple] = {}
@@ -589,14 +570,15 @@ def _walk(
     languages: list[str] = []
     other = 0
     skipped: list[str] = []
-    looked_at: list[tuple[str, bool]] = []  # each symlink, and whether it led to a directory
     racy_seen = False
     pending = [(scope, base)]
     while pending:
         directory, rel = pending.pop()
         try:
-            st = os.stat(directory)
+            st = os.lstat(directory)  # (listed as a directory: become a link, not entered)
         except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode):
             continue
         entry = kept.get(rel)
         if (
@@ -615,51 +597,33 @@ def _walk(
             fresh[rel] = (None, *entry[CTIME:]) if racy else entry
         else:
             fresh[rel] = entry
-        _mtime, _ctime, _ino, _dev, names, found, others, manifest, subdirs, links = entry
+        _mtime, _ctime, _ino, _dev, names, found, others, manifest, subdirs = entry
         if names:  # each name with rel before it, built in two calls
             paths += (rel + names.replace("\0", "\0" + rel)).split("\0")
             languages += found
         other += others
         prefix = directory if directory.endswith("/") else directory + "/"
-        below = subdirs.split("\0") if subdirs else []
-        linked_dirs: set[str] = set()
-        for name in links.split("\0") if links else ():
-            is_dir = os.path.isdir(prefix + name)
-            looked_at.append((rel + name, is_dir))
-            if is_dir:
-                linked_dirs.add(name)
-                continue
-            language = _language(name, extensions)
-            if language is None:
-                other += 1
-            else:
-                paths.append(rel + name)
-                languages.append(language)
-            manifest = manifest or name in MANIFESTS
-        if linked_dirs:
-            below = sorted([*below, *linked_dirs])
         walked = []
-        for name in below:
+        for name in subdirs.split("\0") if subdirs else ():
             if name in SKIP_ALWAYS or (manifest and name in SKIP_OUTPUT):
                 skipped.append(rel + name)
-            elif name not in linked_dirs:
+            else:
                 walked.append((prefix + name, f"{rel}{name}/"))
         pending.extend(reversed(walked))
     listings.save(fresh, base)
     walked = None
     if not racy_seen:  # else the next run walks again, as it lists the racy ones again
-        walked = Walked(base, fresh, (paths, languages), other, skipped, looked_at)
+        walked = Walked(base, fresh, (paths, languages), other, skipped)
     listings.keep_walk(walked)
     return (paths, languages), other, skipped
 
 
-def walk(path: str, cwd: str | None = None, env=None) -> Tree:
+def walk(path: str, cwd: str | None = None, env=None, within: str | None = None) -> Tree:
     """The tree at ``path``: a file, ``git ls-files`` under git, else a walk (whose
-    listings are kept in ``env``'s cache; ``env`` None keeps none)."""
+    listings are kept in ``env``'s cache; ``env`` None keeps none). ``path`` reached through
+    a symbolic link, or outside ``within``, is refused (``confine.resolve``)."""
     shown = path
-    scope = os.path.abspath(os.path.join(cwd or os.getcwd(), path))
-    if not os.path.exists(scope):
-        raise PathNotFound(f"no such file or directory: {path}")
+    scope = resolve(path, cwd, within)
     extensions = {ext: p.name for ext, p in registry.by_extension().items()}
     base = scope if os.path.isdir(scope) else os.path.dirname(scope)
     git_root = _git_root(base)

@@ -288,7 +288,51 @@ def test_every_tool_answers_with_the_text_and_page_relore_prints(daemon, code_ca
 def test_map_defs_refs_read_the_tree_the_server_was_started_in(daemon, code_cache):
     (result,) = _calls(daemon, code_cache, ("defs", {"name": "helper"}))
     assert not result.is_error, _text(result)
-    assert "sample.py:" in _text(result) and result.structured_content["total"] >= 1
+    assert "sample.py⟧:" in _text(result) and result.structured_content["total"] >= 1
+
+
+NO_DAEMON = "http://127.0.0.1:9"  # map/defs/refs never ask one
+
+
+def test_map_defs_refs_refuse_a_path_outside_the_servers_tree(code_cache):
+    calls = [
+        ("map", {"path": "/etc"}),
+        ("map", {"path": "../../.."}),
+        ("defs", {"name": "root", "path": "/etc"}),
+        ("defs", {"name": "root", "path": "../../.."}),
+        ("refs", {"name": "root", "path": "/etc/passwd"}),
+    ]
+
+    async def work(client):
+        return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    results = _session(NO_DAEMON, code_cache, work, cwd=TREE)
+    for (name, arguments), result in zip(calls, results, strict=True):
+        assert result.is_error, (name, arguments, _text(result)[:500])
+        assert result.structured_content["exit_status"] == 2, (name, arguments)
+        assert "outside" in _text(result) and "root:x:0" not in _text(result), _text(result)
+
+
+def test_map_defs_refs_fence_and_quote_a_hostile_trees_names_and_lines(tmp_path, code_cache):
+    tree = tmp_path / "tree"
+    written = H.write_source_tree(tree)
+    calls = [
+        ("map", {}),
+        ("map", {"focus": ["evil"]}),
+        ("defs", {"name": "needle_hostile"}),
+        ("refs", {"name": "needle_hostile"}),
+        ("refs", {"name": "needle_hostile", "path": "evil"}),
+    ]
+
+    async def work(client):
+        return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    results = _session(NO_DAEMON, code_cache, work, cwd=tree)
+    for (name, arguments), result in zip(calls, results, strict=True):
+        assert not result.is_error, (name, arguments, _text(result)[:500])
+        H.check_text(_text(result))
+        H.check_json(result.structured_content)
+    assert results[2].structured_content["total"] == len(written)
 
 
 def test_hostile_titles_and_comments_stay_quoted_or_fenced_in_tool_text(daemon, code_cache):

@@ -15,7 +15,7 @@ import pytest
 from fixtures.code_tree import write_tree
 
 from relore.client import cli
-from relore.client.code import engine, index, registry
+from relore.client.code import confine, engine, index, registry
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -148,7 +148,7 @@ def test_map_focus_ranks_the_tree_as_seen_from_the_named_path(tmp_path, env, cap
     assert _names(seen_from_a)[0] == "Alpha" and seen_from_a["focus"] == [str(root / "a")]
     code, out, _ = _run(["map", str(root), "--focus", str(root / "a" / "x.py")], env)
     assert code == cli.ExitStatus.OK
-    assert "seen from" in out and out.index(" Alpha ") < out.index(" Beta ")
+    assert "seen from" in out and out.index("⟦Alpha⟧") < out.index("⟦Beta⟧")
     code, _, err = _run(["map", str(root / "lib"), "--focus", str(root / "a")], env)
     assert code == cli.ExitStatus.USAGE and "is not inside" in err
 
@@ -464,19 +464,19 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(tmp_path, en
 
 
 class _Opens:
-    """Counts the source files the lens opens (``index`` reads a source through
-    ``_read_bytes`` and a row's line through its ``open``)."""
+    """Counts the source files the lens opens (``index`` reads a source and a row's line
+    through ``confine.read_regular``, and anything else through its ``open``)."""
 
     def __init__(self, monkeypatch):
         self.paths: list[str] = []
         monkeypatch.setattr(index, "open", self, raising=False)
-        read_bytes = index._read_bytes
+        read_regular = confine.read_regular
 
-        def counted(path):
+        def counted(path, limit=None):
             self.paths.append(str(path))
-            return read_bytes(path)
+            return read_regular(path, limit)
 
-        monkeypatch.setattr(index, "_read_bytes", counted)
+        monkeypatch.setattr(confine, "read_regular", counted)
 
     def __call__(self, path, *args, **kwargs):
         self.paths.append(str(path))

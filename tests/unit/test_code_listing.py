@@ -197,7 +197,7 @@ def test_a_change_within_the_listings_mtime_tick_is_seen(tree, env, monkeypatch)
     mtime (and ctime) it had. A listing made in the same tick as that mtime is not kept
     (git's racily clean entries), so an entry added after it is still found."""
     tick = time.time_ns()
-    real = os.stat
+    real = os.lstat  # the walk lstats a directory: a link is never entered
 
     def coarse(path, *args, **kwargs):
         st = real(path, *args, **kwargs)
@@ -206,7 +206,7 @@ def test_a_change_within_the_listings_mtime_tick_is_seen(tree, env, monkeypatch)
         fields = {k: getattr(st, k) for k in dir(st) if k.startswith("st_")}
         return SimpleNamespace(**{**fields, "st_mtime_ns": tick, "st_ctime_ns": tick})
 
-    monkeypatch.setattr(listing.os, "stat", coarse)
+    monkeypatch.setattr(listing.os, "lstat", coarse)
     trusting = {**env, "RELORE_CODE_CACHE": env["RELORE_CODE_CACHE"] + "-trusting"}
     with monkeypatch.context() as without_the_rule:
         without_the_rule.setattr(listing, "RACY_NS", 0)
@@ -228,15 +228,17 @@ def test_a_manifest_added_beside_build_output_skips_it_on_the_next_run(tree, env
     assert _defined(tree, env, "copied") == []
 
 
-def test_a_symlink_whose_target_turns_from_a_directory_into_a_file_is_read(tree, env, tmp_path):
+def test_a_symlink_is_never_read_whatever_its_target_turns_into(tree, env, tmp_path):
     outside = tmp_path / "outside"
     (outside / "target").mkdir(parents=True)
+    (outside / "target" / "inner.py").write_text("def zeta():\n    pass\n")
     (tree / "pkg" / "linked.py").symlink_to(outside / "target")
     _age(tree)
-    assert _defined(tree, env, "zeta") == []
+    assert _defined(tree, env, "zeta") == []  # a link to a directory is not entered
+    (outside / "target" / "inner.py").unlink()
     (outside / "target").rmdir()  # the link's directory is untouched
     (outside / "target").write_text("def zeta():\n    pass\n")
-    assert _defined(tree, env, "zeta") == ["pkg/linked.py"]
+    assert _defined(tree, env, "zeta") == []  # nor read once it leads to a file
 
 
 def _spoiled(kept: dict, **fields) -> bytes:

@@ -14,7 +14,7 @@ from fixtures.code_tree import write_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from relore.client.code import cache, engine, index, registry
+from relore.client.code import cache, confine, engine, index, registry
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "code"
 PROVIDERS = {p.name: p for p in registry.PROVIDERS}
@@ -197,8 +197,10 @@ def test_a_named_cold_scan_on_workers_reads_no_file_before_they_start(tmp_path, 
     files = {f"pkg/m{i:03d}.py": f"def f{i}():\n    return needle({i})\n" for i in range(80)}
     root = write_tree(tmp_path / "tree", {**files, "lib.py": "def needle(x):\n    return x\n"})
     reads = []
-    real = index._read_bytes
-    monkeypatch.setattr(index, "_read_bytes", lambda full: reads.append(full) or real(full))
+    real = confine.read_regular
+    monkeypatch.setattr(
+        confine, "read_regular", lambda full, limit=None: reads.append(full) or real(full, limit)
+    )
     result = index.scan(str(root), env, name="needle", occurrences=True, workers=2)
     assert result.files["workers"] == 2 and result.files["parsed"] == 81
     assert reads == []  # every file was read by a worker (a forked copy of this counter)
@@ -234,12 +236,12 @@ def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path, env, monk
     root = write_tree(tmp_path / "tree", files)
     here, real, read_here = os.getpid(), index._read_source, []
 
-    def dies_in_a_worker(job):
+    def dies_in_a_worker(job, beneath):
         if os.getpid() != here and job[0].endswith("m042.py"):
             os._exit(3)  # killed, out of memory: its chunk is never answered
         if os.getpid() == here:
             read_here.append(os.path.basename(job[0]))
-        return real(job)
+        return real(job, beneath)
 
     monkeypatch.setattr(index, "_read_source", dies_in_a_worker)
     page = index.refs("needle", str(root), env, workers=2, limit=200)
