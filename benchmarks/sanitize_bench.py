@@ -25,9 +25,9 @@ import provenance
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fixtures import hostile_strings  # noqa: E402
+from fixtures import hostile_strings
 
-from relore.contract import envelope  # noqa: E402
+from relore.contract import envelope
 
 PROSE = (
     "The trainer crashes when gradient accumulation is set and the dataloader is empty; "
