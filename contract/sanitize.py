@@ -38,6 +38,7 @@ rule text, source lines.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -71,7 +72,29 @@ def _char_class(chars) -> str:
     )
 
 
-_SHOWN_PRINTABLE_RE = re.compile(f"[{_char_class(_SHOWN_PRINTABLE)}]")
+class _Look:
+    """The searches and the table the look-alike checks use: built on first need (3 ms of
+    regex compiling, which a CLI whose text is all ASCII without ``<`` never pays)."""
+
+    __slots__ = ("fold", "irrelevant", "less_than", "notable", "shown_printable")
+
+    def __init__(self) -> None:
+        less_than = "<" + confusables.LESS_THAN
+        bmp = "".join(c for c in confusables.FOLD if c <= chr(0xFFFF))
+        # a printable character shown all the same; ``<`` or a look-alike; either
+        self.shown_printable = re.compile(f"[{_char_class(_SHOWN_PRINTABLE)}]")
+        self.less_than = re.compile(f"[{_char_class(less_than)}]")
+        self.notable = re.compile(f"[{_char_class(less_than + ''.join(_SHOWN_PRINTABLE))}]")
+        # A run of what the fold cannot make a delimiter's character of. Every character
+        # past the BMP is kept: a class listing them is scanned range by range (40 times
+        # slower), one range of them all stays a bitmap.
+        self.irrelevant = re.compile(f"[^a-z<>{_char_class(bmp)}\U00010000-\U0010ffff]+")
+        self.fold = str.maketrans(confusables.FOLD)  # for str.translate
+
+
+@functools.cache
+def _look() -> _Look:
+    return _Look()
 
 
 class Quoted(str):
@@ -120,7 +143,7 @@ def _plain(text: str) -> bool:
     """Nothing to show: ``str.isprintable()`` is False for every control, format, separator
     (but the space), surrogate and unassigned character — a C-speed first look; the few
     printable characters shown all the same are never ASCII."""
-    return text.isprintable() and (text.isascii() or not _SHOWN_PRINTABLE_RE.search(text))
+    return text.isprintable() and (text.isascii() or not _look().shown_printable.search(text))
 
 
 def clean_line(text: str, *, keep_tab: bool = True) -> str:
@@ -150,29 +173,18 @@ def clean_line(text: str, *, keep_tab: bool = True) -> str:
 
 # --- fake delimiters --------------------------------------------------------------------------
 
-_FOLD = str.maketrans(confusables.FOLD)
 _FOLD_DROP = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Pd", "Cs"})
 _DROPPED = frozenset("-_\t" + confusables.BLANK_FILLERS)
 _TARGETS = tuple(  # the delimiters as the fold spells them
     "".join(confusables.FOLD.get(c, c) for c in d if c not in _DROPPED) for d in (BEGIN, END)
 )
 _ROUGH_TAIL = _TARGETS[1][len("<<end") :]  # both delimiters end so: "relorepage>>"
-_LESS_THAN = re.compile(f"[{_char_class('<' + confusables.LESS_THAN)}]")
 _ROUGH = re.compile(r"[^a-z<>]+")
-# What the fold cannot turn into a delimiter's character (most of a CJK text). Every
-# character past the BMP is kept: a class listing them is scanned range by range (40 times
-# slower), one range of them all stays a bitmap.
-_IRRELEVANT = re.compile(
-    f"[^a-z<>{_char_class(c for c in confusables.FOLD if c <= chr(0xFFFF))}\U00010000-\U0010ffff]+"
-)
-
-
-_NOTABLE = re.compile(f"[{_char_class('<' + confusables.LESS_THAN + ''.join(_SHOWN_PRINTABLE))}]")
 
 
 def _has_less_than(text: str) -> bool:
     """Could ``text`` open a delimiter: a ``<`` or one of its look-alikes in it."""
-    return "<" in text if text.isascii() else _LESS_THAN.search(text) is not None
+    return "<" in text if text.isascii() else _look().less_than.search(text) is not None
 
 
 def _untouched(text: str) -> bool:
@@ -180,7 +192,7 @@ def _untouched(text: str) -> bool:
     sanitiser to show or defuse: one C-speed look, and one search when it is not ASCII."""
     if not text.replace("\n", "").isprintable():
         return False
-    return "<" not in text if text.isascii() else _NOTABLE.search(text) is None
+    return "<" not in text if text.isascii() else _look().notable.search(text) is None
 
 
 def _folded(text: str) -> tuple[str, list[int]]:
@@ -207,8 +219,9 @@ def _may_hold_delimiter(text: str) -> bool:
     tail. A text's lines hold one only if the text does."""
     if not _has_less_than(text):
         return False
-    rough = text if text.isascii() else _IRRELEVANT.sub("", text)
-    return _ROUGH_TAIL in _ROUGH.sub("", rough.translate(_FOLD))
+    look = _look()
+    rough = text if text.isascii() else look.irrelevant.sub("", text)
+    return _ROUGH_TAIL in _ROUGH.sub("", rough.translate(look.fold))
 
 
 def scrub_delimiters(text: str) -> str:
