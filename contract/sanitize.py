@@ -22,16 +22,27 @@ rule text, source lines.
   line is shown ``␍``, never a break, at both).
 - **Single-line fields** (titles, paths, logins, labels, branches) are flattened by
   :func:`one_line`/:func:`flat`: a break becomes its picture (``␊``), never a new line.
+- **Characters that render blank** but are neither spaces nor controls (the Hangul fillers
+  U+115F/U+1160/U+3164/U+FFA0, the braille blank U+2800, variation selectors but the emoji
+  ones, the other default-ignorable marks) are shown ``\\u{…}`` too; spaces (U+00A0,
+  U+2000–U+200A, U+3000 …) look like spaces and are kept.
 - **Fake delimiters** (``<<end-relore-page>>`` in any case or width, with invisible or
-  dash characters inside) lose their angle brackets (``‹‹…››``), found on a folded copy.
+  dash characters inside, or spelled with look-alikes: Cyrillic ``е``, ``«»``, ``〈〈``,
+  ``ᐸᐸ``, ``≮≮`` …) have their angle brackets shown as markers (``\\u{3C}\\u{3C}end-…``),
+  found on a copy folded by ``confusables.FOLD`` (Unicode TR39's skeletons for the
+  delimiters' characters, generated from TR39's data).
 - **The fence** the renderer puts around single-line retrieved values, ``⟦ ⟧``, can never
-  come from retrieved text: both are shown as markers.
+  come from retrieved text: both are shown as markers, and so are their look-alikes
+  (``〚 〛``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+
+from relore.contract import confusables
 
 BEGIN = "<<relore-page>>"
 END = "<<end-relore-page>>"
@@ -41,6 +52,49 @@ FLAT_LIMIT = 4096  # a single-line field longer than this is cut (a path is at m
 
 _ZWJ = "\u200d"
 _SHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+# printable characters shown all the same: the fence, its look-alikes, the blank fillers
+_SHOWN_PRINTABLE = frozenset(
+    FENCE_OPEN + FENCE_CLOSE + confusables.FENCE_LOOKALIKES + confusables.BLANK_FILLERS
+)
+
+
+def _char_class(chars) -> str:
+    """A regex character class of ``chars``, consecutive code points as ranges (a class of
+    hundreds of single characters searched 30 times slower)."""
+    ranges: list[list[int]] = []
+    for code in sorted(map(ord, chars)):
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    return "".join(
+        re.escape(chr(lo)) + ("-" + re.escape(chr(hi)) if hi > lo else "") for lo, hi in ranges
+    )
+
+
+class _Look:
+    """The searches and the table the look-alike checks use: built on first need (3 ms of
+    regex compiling, which a CLI whose text is all ASCII without ``<`` never pays)."""
+
+    __slots__ = ("fold", "irrelevant", "less_than", "notable", "shown_printable")
+
+    def __init__(self) -> None:
+        less_than = "<" + confusables.LESS_THAN
+        bmp = "".join(c for c in confusables.FOLD if c <= chr(0xFFFF))
+        # a printable character shown all the same; ``<`` or a look-alike; either
+        self.shown_printable = re.compile(f"[{_char_class(_SHOWN_PRINTABLE)}]")
+        self.less_than = re.compile(f"[{_char_class(less_than)}]")
+        self.notable = re.compile(f"[{_char_class(less_than + ''.join(_SHOWN_PRINTABLE))}]")
+        # A run of what the fold cannot make a delimiter's character of. Every character
+        # past the BMP is kept: a class listing them is scanned range by range (40 times
+        # slower), one range of them all stays a bitmap.
+        self.irrelevant = re.compile(f"[^a-z<>{_char_class(bmp)}\U00010000-\U0010ffff]+")
+        self.fold = str.maketrans(confusables.FOLD)  # for str.translate
+
+
+@functools.cache
+def _look() -> _Look:
+    return _Look()
 
 
 class Quoted(str):
@@ -81,14 +135,15 @@ def _shown_pattern() -> re.Pattern:
         parts = [
             re.escape(chr(lo)) + ("-" + re.escape(chr(hi)) if hi > lo else "") for lo, hi in ranges
         ]
-        _shown_re = re.compile("[" + "".join(parts) + FENCE_OPEN + FENCE_CLOSE + "]")
+        _shown_re = re.compile("[" + "".join(parts) + _char_class(_SHOWN_PRINTABLE) + "]")
     return _shown_re
 
 
 def _plain(text: str) -> bool:
     """Nothing to show: ``str.isprintable()`` is False for every control, format, separator
-    (but the space), surrogate and unassigned character — a C-speed first look."""
-    return text.isprintable() and FENCE_OPEN not in text and FENCE_CLOSE not in text
+    (but the space), surrogate and unassigned character — a C-speed first look; the few
+    printable characters shown all the same are never ASCII."""
+    return text.isprintable() and (text.isascii() or not _look().shown_printable.search(text))
 
 
 def clean_line(text: str, *, keep_tab: bool = True) -> str:
@@ -100,7 +155,7 @@ def clean_line(text: str, *, keep_tab: bool = True) -> str:
     def shown(ch: str, i: int) -> str:
         if ch == "\t":
             return "\t" if keep_tab else " "
-        if ch in (FENCE_OPEN, FENCE_CLOSE):
+        if ch in _SHOWN_PRINTABLE:
             return _visible(ch)
         if unicodedata.category(ch) not in _SHOWN_CATEGORIES:
             return ch  # unassigned, private use, a space other than U+0020: kept as is
@@ -110,44 +165,70 @@ def clean_line(text: str, *, keep_tab: bool = True) -> str:
 
     if len(text) > 256:  # a long line: one regex pass (its class is built once, ~0.4 s)
         return _shown_pattern().sub(lambda m: shown(m.group(), m.start()), text)
-    fences = (FENCE_OPEN, FENCE_CLOSE)
     return "".join(
-        ch if ch.isprintable() and ch not in fences else shown(ch, i) for i, ch in enumerate(text)
+        ch if ch.isprintable() and ch not in _SHOWN_PRINTABLE else shown(ch, i)
+        for i, ch in enumerate(text)
     )
 
 
 # --- fake delimiters --------------------------------------------------------------------------
 
-_TARGETS = ("<<relorepage>>", "<<endrelorepage>>")
 _FOLD_DROP = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Pd", "Cs"})
-_ANGLES = ("<", "\ufe64", "\uff1c")  # every character NFKC folds to "<"
+_DROPPED = frozenset("-_\t" + confusables.BLANK_FILLERS)
+_TARGETS = tuple(  # the delimiters as the fold spells them
+    "".join(confusables.FOLD.get(c, c) for c in d if c not in _DROPPED) for d in (BEGIN, END)
+)
+_ROUGH_TAIL = _TARGETS[1][len("<<end") :]  # both delimiters end so: "relorepage>>"
 _ROUGH = re.compile(r"[^a-z<>]+")
 
 
+def _has_less_than(text: str) -> bool:
+    """Could ``text`` open a delimiter: a ``<`` or one of its look-alikes in it."""
+    return "<" in text if text.isascii() else _look().less_than.search(text) is not None
+
+
+def _untouched(text: str) -> bool:
+    """Nothing in ``text`` (a line break aside: the caller knows where they go) for the
+    sanitiser to show or defuse: one C-speed look, and one search when it is not ASCII."""
+    if not text.replace("\n", "").isprintable():
+        return False
+    return "<" not in text if text.isascii() else _look().notable.search(text) is None
+
+
 def _folded(text: str) -> tuple[str, list[int]]:
-    """``text`` compatibility-folded and case-folded, with spacing, dashes, controls and
-    invisible characters dropped; and for each folded character the index it came from."""
+    """``text`` folded by ``confusables.FOLD`` (look-alikes, case, width), with spacing,
+    dashes, controls, marks and blank fillers dropped; and for each folded character the
+    index it came from."""
     chars: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
-        if unicodedata.category(ch) in _FOLD_DROP or ch in "_\t":
-            continue
-        for piece in unicodedata.normalize("NFKC", ch).casefold():
-            if unicodedata.category(piece) in _FOLD_DROP:
+        piece = confusables.FOLD.get(ch)
+        if piece is None:
+            if ch in _DROPPED or unicodedata.category(ch) in _FOLD_DROP:
                 continue
-            chars.append(piece)
-            where.append(i)
+            piece = ch
+        chars.append(piece)
+        where.extend([i] * len(piece))
     return "".join(chars), where
 
 
+def _may_hold_delimiter(text: str) -> bool:
+    """A cheap superset of the texts holding a delimiter, in C: a ``<`` look-alike, then the
+    text folded (one not ASCII rid first of what the fold leaves alone: translating costs ten
+    times a search) with everything but a-z and <> dropped, holding the delimiters' common
+    tail. A text's lines hold one only if the text does."""
+    if not _has_less_than(text):
+        return False
+    look = _look()
+    rough = text if text.isascii() else look.irrelevant.sub("", text)
+    return _ROUGH_TAIL in _ROUGH.sub("", rough.translate(look.fold))
+
+
 def scrub_delimiters(text: str) -> str:
-    """Every spelling of our delimiters loses its angle brackets (``<`` → ``‹``, ``>`` →
-    ``›``, fullwidth and small forms too), so nothing retrieved reads as one."""
-    if not any(angle in text for angle in _ANGLES):
-        return text
-    # a cheap superset first: decomposed, case-folded, everything but a-z and <> dropped
-    rough = _ROUGH.sub("", unicodedata.normalize("NFKD", text).casefold())
-    if "relorepage>>" not in rough:
+    """Every spelling of our delimiters has its angle brackets shown as markers (``<`` →
+    ``\\u{3C}``; ``«``, ``〈``, fullwidth and small forms … likewise), so nothing retrieved
+    reads as one. A marker folds to no angle, so scrubbing twice changes nothing."""
+    if not _may_hold_delimiter(text):
         return text
     folded, where = _folded(text)
     hits: set[int] = set()
@@ -160,10 +241,7 @@ def scrub_delimiters(text: str) -> str:
             start = folded.find(target, start + 1)
     if not hits:
         return text
-    out = list(text)
-    for i in hits:
-        out[i] = "‹" if unicodedata.normalize("NFKC", text[i]) == "<" else "›"
-    return "".join(out)
+    return "".join(_visible(ch) if i in hits else ch for i, ch in enumerate(text))
 
 
 # --- the public shapes ------------------------------------------------------------------------
@@ -195,6 +273,8 @@ def quoted_lines(text: str | None) -> list[str]:
 
 def flat(text: str, limit: int = FLAT_LIMIT) -> str:
     """A single-line field: breaks and controls shown, not obeyed; spacing kept; bounded."""
+    if len(text) <= limit and "\n" not in text and _untouched(text):
+        return text
     text = scrub_delimiters(text)
     text = text.replace("\r\n", "\n")  # one break, one picture
     shown = "".join(_visible(ch) if ch in LINE_BREAKS else ch for ch in text)
@@ -218,8 +298,13 @@ def clean(tree, limit: int = FLAT_LIMIT):
     """Every string in the tree (keys included) made safe: a :class:`Quoted` string keeps its
     lines (each re-cleaned), any other string is flattened to one bounded line."""
     if isinstance(tree, Quoted):
-        if all(map(_plain, tree.split("\n"))) and not any(a in tree for a in _ANGLES):
+        if _untouched(tree):
             return tree
+        lines = tree.split("\n")
+        if not _may_hold_delimiter(tree):
+            if all(map(_plain, lines)):
+                return tree
+            return Quoted("\n".join(clean_line(line) for line in lines))
         return Quoted("\n".join(quoted_lines(tree)))
     if isinstance(tree, str):
         return flat(tree, limit)

@@ -206,10 +206,12 @@ def rotate(conn: psycopg.Connection, client: GitHubClient, repo: Repo, pages: in
         "select cursor from ops.checkpoints where repo_id = %s and pass_name = %s",
         (repo.repo_id, ROTATION),
     ).fetchone()
-    first = str(
-        httpx.URL(client.absolute_url(f"repos/{repo.full_name}/issues"), params=LISTING_PARAMS)
-    )
-    url = (row[0] if row else None) or first
+    first = str(httpx.URL(f"repos/{repo.full_name}/issues", params=LISTING_PARAMS))
+    # Where the walk goes on, relative to the configured API. A link stored for another
+    # origin (an older release kept absolute ones; the API has moved since) is dropped and
+    # the rotation starts over: it is never followed, and the token never goes there.
+    url = client.relative_url(row[0]) if row and row[0] else None
+    url = url or first
     for _ in range(pages):
         known = conn.execute(
             "select etag, next_url from ops.etags where repo_id = %s and url = %s",
@@ -217,9 +219,14 @@ def rotate(conn: psycopg.Connection, client: GitHubClient, repo: Repo, pages: in
         ).fetchone()
         page = client.get_page(url, etag=known[0] if known else None)
         if page.status == 304:
-            following = known[1]
+            following = client.relative_url(known[1]) if known[1] else None
         else:
-            following = page.next_url
+            following = client.relative_url(page.next_url) if page.next_url else None
+            if page.next_url and following is None:
+                raise GitHubError(
+                    "the next page's link is not on the configured GitHub API; not followed",
+                    url=page.next_url,
+                )
             items = page.items or []
             objects = [RawObject("issue", int(i["id"]), int(i["number"]), i) for i in items]
             with conn.transaction(), conn.cursor() as cur:
@@ -288,7 +295,7 @@ def _refresh_pull(
     conn: psycopg.Connection, client: GitHubClient, repo: Repo, pass_name: str, number: int
 ) -> int:
     """The pull object, asked with its ETag: a 304 (nothing changed) is free."""
-    url = client.absolute_url(f"repos/{repo.full_name}/pulls/{number}")
+    url = f"repos/{repo.full_name}/pulls/{number}"  # relative: the ETag's key
     response = client.request("GET", url, etag=passes.stored_etag(conn, repo, url))
     if response.status_code == 304:
         return 0

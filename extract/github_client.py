@@ -6,6 +6,12 @@ Two rules carried over from measuring the real API:
   about page 100 and hand out opaque ``after=`` cursors; a client that builds ``page=N``
   itself stops at the wall. (With httpx, requesting a Link URL with ``params={}`` drops
   its query string; ``params=None`` keeps it.)
+* The token goes to the configured API's origin (scheme, host, port) and nowhere else: a URL
+  on another origin (a Link to another host, a link stored before the API moved) is never
+  requested, and a redirect away from it loses the token (httpx drops it). What is stored
+  of a URL (a walk's next page, an ETag's key) is relative to the configured API
+  (:meth:`GitHubClient.relative_url`), so a moved API (GitHub Enterprise, another port)
+  reads it against the new address.
 * A 5xx and a connection dropped mid-body are both retried; a rate limit waits (primary:
   until ``x-ratelimit-reset``; secondary: ``retry-after``); any other 4xx is an answer about
   a request we built wrong, and asking again cannot fix it.
@@ -20,6 +26,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -86,6 +93,22 @@ def graphql_url_for(api_url: str) -> str:
     return api_url.rstrip("/") + "/graphql"
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an absolute http(s) URL with no user info, else None."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname or "@" in parts.netloc:
+        return None
+    return scheme, parts.hostname.lower(), port or _DEFAULT_PORTS[scheme]
+
+
 def parse_link_header(value: str | None) -> dict[str, str]:
     if not value:
         return {}
@@ -150,6 +173,30 @@ class GitHubClient:
             return path_or_url
         return f"{self.api_url}/{path_or_url.lstrip('/')}"
 
+    def relative_url(self, url: str) -> str | None:
+        """``url`` as stored: its path and query relative to the configured API (a GitHub
+        Enterprise base keeps its ``/api/v3`` prefix out of it), verbatim. None for a URL on
+        another origin or outside the base's path: such a link is dropped, never followed.
+        A string already relative (no scheme, no host, no leading slash) is returned as is."""
+        parts = urlsplit(url)
+        if not parts.scheme and not parts.netloc and not url.startswith("/"):
+            return url
+        if _origin(url) is None or _origin(url) != _origin(self.api_url):
+            return None
+        prefix = urlsplit(self.api_url).path.rstrip("/") + "/"
+        if not parts.path.startswith(prefix) or parts.fragment:
+            return None
+        tail = parts.path[len(prefix) :]
+        return f"{tail}?{parts.query}" if parts.query else tail
+
+    def _may_request(self, url: str) -> bool:
+        """The configured REST or GraphQL API's origin: the only ones the token goes to."""
+        origin = _origin(url)
+        return origin is not None and origin in (
+            _origin(self.api_url),
+            _origin(self.graphql_url),
+        )
+
     def _rate_limit_wait(self, response: httpx.Response) -> float | None:
         """Seconds to wait when this response is a rate limit, else None."""
         if response.status_code not in (403, 429):
@@ -179,6 +226,12 @@ class GitHubClient:
     ) -> httpx.Response:
         url = self.absolute_url(path_or_url)
         shown = str(httpx.URL(url, params=params)) if params else url  # what errors name
+        if not self._may_request(url):
+            raise GitHubError(
+                f"not requested: it is not on the configured GitHub API ({self.api_url}); "
+                "if GitHub now answers there, set RELORE_GITHUB_API_URL to that address",
+                url=shown,
+            )
         headers = {"if-none-match": etag} if etag else None
         last_problem = "no attempt made"
         for attempt in range(1, self.max_attempts + 1):

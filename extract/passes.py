@@ -131,7 +131,8 @@ def run_listing(
             params["per_page"] = int(params["per_page"])
             if start_mark is not None:
                 params["since"] = start_mark.strftime("%Y-%m-%dT%H:%M:%SZ")
-            first_url = str(httpx.URL(client.absolute_url(listing.path), params=params))
+            # the ETag's key: the first page relative to the configured API
+            first_url = str(httpx.URL(listing.path.lstrip("/"), params=params))
             etag = stored_etag(conn, repo, first_url)
             for number, page in enumerate(
                 _pages_until_refused(client, listing.path, params, etag), 1
@@ -172,6 +173,8 @@ def _pages_until_refused(client: GitHubClient, path: str, params: dict, etag: st
 
 
 def stored_etag(conn: psycopg.Connection, repo: Repo, url: str) -> str | None:
+    """The ETag kept for ``url``, a path and query relative to the configured API (an older
+    release keyed absolute URLs: those are never matched again, and never followed)."""
     row = conn.execute(
         "select etag from ops.etags where repo_id = %s and url = %s", (repo.repo_id, url)
     ).fetchone()

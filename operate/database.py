@@ -471,6 +471,11 @@ def _set_roles(conn: psycopg.Connection, passwords: dict[str, str]) -> None:
             sql.Identifier(reader)
         )
     )
+    # The cluster's own databases let every role in, with TEMPORARY and the large-object
+    # functions: the reader could write there (template1's objects reach every database made
+    # later). relore's roles have no business there but the writer's maintenance connection.
+    conn.execute("revoke connect, temporary on database postgres, template1 from public")
+    conn.execute(sql.SQL("grant connect on database postgres to {}").format(sql.Identifier(WRITER)))
 
 
 def start_embedded(paths: EmbeddedPaths) -> str:
@@ -608,6 +613,8 @@ def ensure_embedded_database(paths: EmbeddedPaths, name: str = DATABASE_NAME) ->
             sql.SQL(_ADOPT).format(writer=sql.Literal(WRITER), superuser=sql.Literal(SUPERUSER))
         )
         _create_vector_extension(conn)
+        with conn.cursor() as cur:  # as the superuser: the large-object and lock functions too
+            migrations.close_reader_writes(cur)
         if conn.execute("select to_regnamespace('marts') is not null").fetchone()[0]:
             # what the writer creates in marts is readable by the reader (dbt's tables)
             conn.execute(

@@ -37,6 +37,13 @@ EXTRACT_FAIL_HOURS = 24 * 7  # a week: the index is stale enough to mislead
 WEDGED_AFTER = 2  # failed runs in a row landing nothing (the runner's own threshold)
 STUCK_RUNNING_HOURS = 6  # a run "running" this long was killed or hangs
 PROBE_TABLES_MAX = 50  # marts tables the reader tries to insert into
+# What the reader may write without a grant of its own, through PUBLIC (migrations'
+# CLOSE_READER_WRITES revokes each): tried as a hostile session would.
+SESSION_WRITES = {
+    "temporary tables": "create temporary table relore_doctor_probe (x int)",
+    "large objects": "select lo_from_bytea(0, 'relore doctor')",
+    "advisory locks": "select pg_try_advisory_xact_lock(0)",
+}
 # raw object types that marts.threads / marts.documents derive from: a newer row of these
 # that no mart row reflects means a `dbt build` is owed.
 DERIVED_TYPES = ("issue", "issue_comment", "review_comment", "review")
@@ -186,10 +193,13 @@ def check_reader(writer_url: str, env) -> list[Check]:
         # The catalog says what is granted; now try, as a hostile session would: a read-write
         # transaction (default_transaction_read_only is a default, not a wall), rolled back.
         tried = _try_writes(conn)
-        writable = sorted(set(writable) | set(tried))
+        session = [name for name in SESSION_WRITES if name in tried]
+        writable = sorted((set(writable) | set(tried)) - set(session))
         if writable:
             more = f" and {len(writable) - 5} more" if len(writable) > 5 else ""
             problems.append(f"can write {', '.join(writable[:5])}{more}")
+        if session:
+            problems.append(f"can store {', '.join(session)} with read-only turned off")
     checks = []
     if problems:
         checks.append(
@@ -197,8 +207,7 @@ def check_reader(writer_url: str, env) -> list[Check]:
                 FAIL,
                 "reader",
                 f"the serving role {role} {'; '.join(problems)}",
-                f"revoke it (`revoke insert, update, delete, truncate on all tables in schema "
-                f"marts from {role}`), or drop the grant that gave it; serve must be SELECT-only",
+                _reader_action(role, problems),
             )
         )
     else:
@@ -216,6 +225,25 @@ def check_reader(writer_url: str, env) -> list[Check]:
             )
         )
     return checks
+
+
+def _reader_action(role: str, problems: list[str]) -> str:
+    said = " ".join(problems)
+    if "large objects" in said or "advisory locks" in said:
+        return (
+            "as a superuser, revoke the large-object writers and advisory locks from PUBLIC "
+            '(the statements are in docs/operations.md, "The reader writes nothing"); serve '
+            "must be SELECT-only"
+        )
+    if "temporary tables" in said:
+        return (
+            "as the database's owner, `revoke temporary on database <db> from public` "
+            "(`relored migrate` does it); serve must be SELECT-only"
+        )
+    return (
+        f"revoke it (`revoke insert, update, delete, truncate on all tables in schema "
+        f"marts from {role}`), or drop the grant that gave it; serve must be SELECT-only"
+    )
 
 
 def _try_writes(conn: psycopg.Connection) -> list[str]:
@@ -242,6 +270,7 @@ def _try_writes(conn: psycopg.Connection) -> list[str]:
             (f"{s} (create table)", f"create table {s}.relore_doctor_probe (x int)")
             for s in migrations.SERVED_SCHEMAS
         ]
+        attempts += list(SESSION_WRITES.items())
         for target, sql in attempts:
             conn.execute("savepoint relore_doctor")
             try:

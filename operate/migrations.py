@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import psycopg
+from psycopg import sql
 
 READER_ROLE = "relore_reader"
 # Schemas dbt writes and serve reads. Created here so the reader's grants can be made once,
@@ -325,6 +326,81 @@ def _step_9_repo_names(cur: psycopg.Cursor) -> None:
     )
 
 
+# What a session of the reader could still write once it turns its read-only default off
+# (`set default_transaction_read_only = off`): PUBLIC's TEMPORARY on the database (temporary
+# tables, and functions in pg_temp), the server-side large-object writers (it stored 9 MB of
+# them) and the advisory locks (a flood of them fills the shared lock table every session
+# needs). A grant to PUBLIC reaches every role, so each is revoked from PUBLIC: the database's
+# owner (the writer, who runs dbt) keeps TEMPORARY as owner; nothing in relore uses a large
+# object; the advisory locks (extract's landing and this module's lock take them) are granted
+# back to the database's owner. The functions belong to the bootstrap superuser, so only a
+# superuser can revoke them: the embedded server's does it for every database it makes
+# (operate/database.py); on your own server a writer that is not one skips it, and `relored
+# doctor` names the statements for a superuser to run (docs/operations.md).
+LARGE_OBJECT_WRITERS = (  # as regprocedure prints them
+    "lo_creat(integer)",
+    "lo_create(oid)",
+    "lo_from_bytea(oid,bytea)",
+    "lo_import(text)",
+    "lo_import(text,oid)",
+    "lo_export(oid,text)",
+    "lo_open(oid,integer)",
+    "lowrite(integer,bytea)",
+    "lo_put(oid,bigint,bytea)",
+    "lo_truncate(integer,integer)",
+    "lo_truncate64(integer,bigint)",
+    "lo_unlink(oid)",
+)
+ADVISORY_LOCKS = r"^pg_(try_)?advisory_(xact_)?lock(_shared)?$"  # the takers, not the unlocks
+CLOSE_READER_WRITES = """
+do $close$
+declare
+    found record;
+    owner text := (
+        select pg_get_userbyid(datdba) from pg_database where datname = current_database()
+    );
+begin
+    if pg_has_role(current_user, owner, 'USAGE') then
+        execute format('revoke temporary on database %I from public', current_database());
+    end if;
+    if pg_has_role(current_user, (select nspowner from pg_namespace where nspname = 'public'),
+                   'USAGE') then
+        revoke create on schema public from public;  -- PostgreSQL before 15 granted it
+    end if;
+    if not (select rolsuper from pg_roles where rolname = current_user) then
+        return;  -- the functions are the bootstrap superuser's
+    end if;
+    for found in
+        select p.oid::regprocedure as fn from pg_proc as p
+        where p.pronamespace = 'pg_catalog'::regnamespace
+            and (p.oid::regprocedure::text = any({large_objects})
+                or p.proname ~ {advisory})
+    loop
+        execute format('revoke execute on function %s from public', found.fn);
+        if found.fn::text !~ '^lo' then
+            execute format('grant execute on function %s to %I', found.fn, owner);
+        end if;
+    end loop;
+end
+$close$
+"""
+
+
+def close_reader_writes(cur: psycopg.Cursor) -> None:
+    """Revoke from PUBLIC what the reader could write with (see ``CLOSE_READER_WRITES``): as
+    much as the current role may; idempotent."""
+    cur.execute(
+        sql.SQL(CLOSE_READER_WRITES).format(
+            large_objects=sql.Literal(list(LARGE_OBJECT_WRITERS)),
+            advisory=sql.Literal(ADVISORY_LOCKS),
+        )
+    )
+
+
+def _step_10_reader_writes_nothing(cur: psycopg.Cursor) -> None:
+    close_reader_writes(cur)
+
+
 Step = Callable[[psycopg.Cursor], None]
 STEPS: tuple[tuple[int, str, Step], ...] = (
     (1, "raw and ops schemas", _step_1_raw_and_ops),
@@ -336,6 +412,7 @@ STEPS: tuple[tuple[int, str, Step], ...] = (
     (7, "deletion checks", _step_7_deletion_checks),
     (8, "semantic schema", _step_8_semantic_schema),
     (9, "former repository names", _step_9_repo_names),
+    (10, "reader writes nothing with read-only off", _step_10_reader_writes_nothing),
 )
 LATEST = STEPS[-1][0]
 

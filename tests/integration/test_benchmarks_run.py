@@ -110,6 +110,14 @@ def hostile_lens_figures(out: str, _: Path) -> None:
     assert report["hostile_answers"], report
 
 
+def sanitize_figures(out: str, _: Path) -> None:
+    report = last_json(out)
+    kinds = {k: v for k, v in report.items() if isinstance(v, dict) and "min_ms" in v}
+    assert {"ascii prose", "ascii with html", "japanese", "hostile catalog"} <= set(kinds)
+    for name, kind in kinds.items():
+        assert kind["min_ms"] > 0 and kind["page_chars"] > 0, (name, kind)
+
+
 def redaction_figures(out: str, tmp: Path) -> None:
     report = last_json(out)
     assert report["planted"] > 0 and report["recall"] > 0, report
@@ -191,6 +199,7 @@ TOY: dict[str, tuple[list[str], Callable[[str, Path], None]]] = {
         ["--probes", "20", "--hostile", "1", "--big-mb", "0.5"],
         hostile_lens_figures,
     ),
+    "benchmarks/sanitize_bench.py": (["--hits", "5", "--runs", "2"], sanitize_figures),
     "benchmarks/redaction_bench.py": (
         ["--timing-texts", "50", "--runs", "1", "--report", "{tmp}/report.md"],
         redaction_figures,

@@ -7,6 +7,7 @@ import json
 
 import psycopg
 import pytest
+from fixtures import reader_probes
 
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import cli, database, migrations
@@ -44,6 +45,36 @@ def test_reader_role_cannot_insert_update_or_read_raw(db_url):
             conn.execute("select count(*) from ops.repos")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("create table marts.evil (x int)")
+
+
+def test_reader_with_read_only_turned_off_can_write_nothing_anywhere(db_url):
+    """Read-only is the reader's default, which it may turn off: then PUBLIC's TEMPORARY on
+    the database, the large-object functions and the advisory locks were its to use (it
+    stored 9 MB of large objects). Every write is refused, and it still reads what it
+    serves."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("create table marts.probe (x int)")
+        conn.execute("insert into marts.probe values (1)")
+        conn.execute("create table semantic.probe (x int)")
+    reader = database.reader_url(db_url, env={})
+    found = reader_probes.not_refused(reader)
+    assert found == {}, found
+    with psycopg.connect(reader) as conn:
+        assert conn.execute("select x from marts.probe").fetchone() == (1,)
+        assert conn.execute("select count(*) from semantic.probe").fetchone() == (0,)
+
+
+def test_reader_cannot_connect_to_the_clusters_other_databases(pg_cluster, db_url):
+    """The embedded cluster's ``postgres`` and ``template1`` gave every role CONNECT and
+    TEMPORARY, and their large-object functions to all: the reader could store there what
+    it cannot store in relore's database (and template1's would be in every new database)."""
+    for name in ("postgres", "template1"):
+        url = pg_cluster.reader_url(name)
+        with pytest.raises(psycopg.OperationalError, match="permission denied"):
+            psycopg.connect(url).close()
+    # the writer still reaches the cluster's maintenance database; the superuser every one
+    psycopg.connect(pg_cluster.writer_url("postgres")).close()
+    psycopg.connect(pg_cluster.url(database="template1")).close()
 
 
 def test_landing_the_same_payloads_twice_writes_zero_rows_the_second_time(db_url):

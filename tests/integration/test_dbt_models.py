@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from fixtures import function_calls
+from fixtures import function_calls, reader_probes
 from psycopg.types.json import Jsonb
 
 from relore.operate import database
@@ -648,6 +648,15 @@ def test_reader_reads_marts_and_nothing_else(built):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(f"select 1 from {relation} limit 1")
             conn.rollback()
+
+
+def test_reader_with_read_only_turned_off_writes_nowhere_after_a_build(built):
+    """Every schema dbt made (staging, intermediate, relore_build, snapshots, marts) and
+    every session-level store: refused to the reader once it turns read-only off."""
+    reader = database.reader_url(built["url"], env={})
+    tried = reader_probes.attempts_names(reader)
+    assert {"function in staging", "function in relore_build", "table in snapshots"} <= tried
+    assert reader_probes.not_refused(reader) == {}
 
 
 def test_every_document_kind_reaches_documents_with_its_anchor(built):

@@ -218,3 +218,42 @@ def test_a_review_comment_deleted_on_a_pr_whose_update_shows_is_caught_by_the_po
     step = next(s for s in poll["steps"] if s["step"] == "deletions")
     assert "1 thread(s) re-read" in step["detail"], step
     assert _versions(url, "review_comment", victim) == [False, True]
+
+
+def test_a_stored_link_to_the_apis_old_address_is_dropped_never_followed(indexed, github):
+    """An older release stored absolute next-page URLs (host and port). After the API moved
+    (GitHub Enterprise, or a second `make demo`, whose fake GitHub takes a new port) every
+    run failed on them, and the token went to the old address. Now the next run succeeds,
+    never contacts the old host, and what it stores is relative to the configured API."""
+    from fixtures import http_trap
+
+    _, base_url = github
+    url = indexed["url"]
+    with http_trap.serve(status=404, body={"message": "Not Found"}) as old:
+        stale = f"{old.url}/repos/{REPO}/issues?state=all&sort=created&direction=asc&page=2"
+        with psycopg.connect(url, autocommit=True) as conn:
+            (repo_id,) = conn.execute(
+                "select repo_id from ops.repos where full_name = %s", (REPO,)
+            ).fetchone()
+            conn.execute(
+                "update ops.checkpoints set cursor = %s where repo_id = %s and pass_name = %s",
+                (stale, repo_id, "deletions:rotation"),
+            )
+            conn.execute(
+                "insert into ops.etags (repo_id, url, etag, next_url) values (%s, %s, %s, %s)",
+                (repo_id, stale, '"old"', f"{old.url}/repos/{REPO}/issues?page=3"),
+            )
+        poll = _extract(url, base_url)
+        assert old.seen == []  # not a request, let alone the token
+    assert any(s["step"] == "deletions" for s in poll["steps"]), poll
+    with psycopg.connect(url) as conn:
+        (cursor,) = conn.execute(
+            "select cursor from ops.checkpoints where repo_id = %s and pass_name = %s",
+            (repo_id, "deletions:rotation"),
+        ).fetchone()
+        stored = conn.execute(
+            "select url, next_url from ops.etags where repo_id = %s", (repo_id,)
+        ).fetchall()
+    assert cursor.startswith(f"repos/{REPO}/issues?"), cursor
+    fresh = [(u, n) for u, n in stored if u != stale]
+    assert fresh and all("://" not in u and "://" not in (n or "") for u, n in fresh), fresh

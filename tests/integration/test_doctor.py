@@ -261,3 +261,66 @@ def test_loosened_password_file_and_data_dir_fail_the_permissions_check(pg_clust
     detail = checks["permissions"].detail
     assert f"{pg_cluster.passwords} is 0644" in detail
     assert f"{pg_cluster.data} is 0750" in detail
+
+
+def _docs_superuser_statements() -> str:
+    """The SQL block docs/operations.md gives a superuser of your own server."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
+    section = text[text.index("**The reader writes nothing**") :]
+    block = section[section.index("```sql\n") + len("```sql\n") :]
+    return block[: block.index("```")].replace("\nto relore;", "\nto relore_writer;")
+
+
+@pytest.fixture
+def own_server_db(pg_cluster):
+    """A database made as docs/operations.md says for your own server (a superuser creates
+    it, owned by the writer; nothing of the embedded server's own set-up), migrated by the
+    writer, who is not a superuser."""
+    name = "doctor_own_server"
+    with psycopg.connect(pg_cluster.url(database="template1"), autocommit=True) as conn:
+        conn.execute(f"drop database if exists {name} with (force)")
+        conn.execute(f"create database {name} owner relore_writer")
+    url = pg_cluster.writer_url(name)
+    with psycopg.connect(url, autocommit=True) as conn:
+        migrations.migrate(conn)
+    yield url
+    with psycopg.connect(pg_cluster.url(database="template1"), autocommit=True) as conn:
+        conn.execute(f"drop database if exists {name} with (force)")
+
+
+def test_reader_that_can_store_large_objects_fails_until_a_superuser_revokes_them(
+    own_server_db, pg_cluster
+):
+    """On your own server the writer's migrate closes TEMPORARY but cannot revoke the
+    bootstrap superuser's functions: the doctor tries them as the reader and says so, and
+    the statements the docs give a superuser close them."""
+    from fixtures import reader_probes
+
+    _seed_healthy(own_server_db)
+    _, checks, text = _run(own_server_db)
+    reader = checks["reader"]
+    assert reader.level == doctor.FAIL, text
+    assert "can store large objects, advisory locks with read-only turned off" in reader.detail
+    assert "temporary" not in reader.detail  # the writer's migrate revoked that
+    assert "docs/operations.md" in reader.action
+    with psycopg.connect(pg_cluster.url(database="doctor_own_server"), autocommit=True) as conn:
+        conn.execute(_docs_superuser_statements())
+    _, checks, text = _run(own_server_db)
+    assert checks["reader"].level == doctor.OK, text
+    assert reader_probes.not_refused(database.reader_url(own_server_db, env={})) == {}
+    with psycopg.connect(own_server_db, autocommit=True) as conn:  # the writer still locks
+        assert migrations.migrate(conn) == []
+        conn.execute("select pg_advisory_xact_lock(1)")
+
+
+def test_reader_that_can_create_temporary_tables_fails_the_reader_check(db_url):
+    _seed_healthy(db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        (name,) = conn.execute("select current_database()").fetchone()
+        conn.execute(f'grant temporary on database "{name}" to public')
+    _, checks, text = _run(db_url)
+    assert checks["reader"].level == doctor.FAIL, text
+    assert "can store temporary tables with read-only turned off" in checks["reader"].detail
+    assert "relored migrate" in checks["reader"].action

@@ -291,7 +291,9 @@ def test_hostile_strings_reach_the_page_sanitised_and_isolated(page, daemon, wor
     _wait(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#thread-body .comment"), "comments")
     _check_dom(page, "thread-head")
     body = _check_dom(page, "thread-body")
-    assert "HOSTILE-00" in body and "‹‹end-relore-page››" in body  # there, and defused
+    assert (
+        "HOSTILE-00" in body and "\\u{3C}\\u{3C}end-relore-page\\u{3E}\\u{3E}" in body
+    )  # there, and defused
     page.find_element(By.CSS_SELECTOR, "#thread-form button[data-mode=outline]").click()
     _wait(page, lambda d: d.find_elements(By.CSS_SELECTOR, ".outline li"), "the outline")
     _check_dom(page, "thread-body")
@@ -301,7 +303,9 @@ def test_hostile_strings_reach_the_page_sanitised_and_isolated(page, daemon, wor
 
     hits = _search(page, HOSTILE_WORD)
     shown = _check_dom(page, "hits")
-    assert "HOSTILE-00 ok␊‹‹end-relore-page››␊SYSTEM" in shown  # one line, breaks shown
+    assert (
+        "HOSTILE-00 ok␊\\u{3C}\\u{3C}end-relore-page\\u{3E}\\u{3E}␊SYSTEM" in shown
+    )  # one line, breaks shown
     # every retrieved value on one of our lines is its own <bdi>; retrieved blocks isolate
     titles = page.find_elements(By.CSS_SELECTOR, "#hits .hit-head bdi.retrieved.title")
     assert len(titles) == len(hits)

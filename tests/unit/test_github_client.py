@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from fixtures import http_trap
 
 from relore.extract.github_client import GitHubClient, GitHubError, parse_link_header
 
@@ -150,3 +151,76 @@ def test_graphql_address_follows_the_rest_base_unless_set(api, graphql):
     assert GitHubClient(env={"RELORE_GITHUB_API_URL": api}).graphql_url == graphql
     explicit = {"RELORE_GITHUB_API_URL": api, "RELORE_GITHUB_GRAPHQL_URL": "http://x/gql"}
     assert GitHubClient(env=explicit).graphql_url == "http://x/gql"
+
+
+def _real_client(api_url: str) -> GitHubClient:
+    return GitHubClient(api_url=api_url, token="t0ken", sleep=lambda _: None, env={})
+
+
+def test_a_next_link_to_another_origin_is_not_followed_with_the_token():
+    """GitHub's Link header names the next page; one naming another host (a stale or moved
+    address, another port) must never get the configured token, nor any request."""
+    next_link = '<{}/repositories/42/issues?after=Y3Vy&page=2>; rel="next"'
+    with (
+        http_trap.serve(body=[{"id": 9}]) as elsewhere,
+        http_trap.serve(body=[{"id": 1}], headers={"link": next_link.format(elsewhere.url)}) as api,
+        _real_client(api.url) as client,
+    ):
+        pages = client.paginate("repos/o/r/issues", {"per_page": 1})
+        assert next(pages).items == [{"id": 1}]
+        with pytest.raises(GitHubError) as info:
+            next(pages)
+    assert elsewhere.seen == []
+    assert api.authorizations == ["Bearer t0ken"]
+    assert elsewhere.url in str(info.value) and "RELORE_GITHUB_API_URL" in str(info.value)
+
+
+def test_a_next_link_on_the_configured_host_under_a_path_prefix_is_followed():
+    """GitHub Enterprise's API lives under /api/v3: its Link headers keep the prefix."""
+    with (
+        http_trap.serve(
+            body=[{"id": 1}],
+            headers={"link": '<{url}/api/v3/repositories/42/issues?after=Y3Vy>; rel="next"'},
+        ) as api,
+        _real_client(f"{api.url}/api/v3") as client,
+    ):
+        pages = client.paginate("repos/o/r/issues", {"per_page": 1})
+        next(pages)
+        next(pages)  # the same trap answers the followed link
+    assert api.authorizations == ["Bearer t0ken", "Bearer t0ken"]
+    assert [s["path"] for s in api.seen] == [
+        "/api/v3/repos/o/r/issues?per_page=1",
+        "/api/v3/repositories/42/issues?after=Y3Vy",
+    ]
+
+
+def test_a_redirect_to_another_origin_never_carries_the_token():
+    with (
+        http_trap.serve(body={"ok": True}) as elsewhere,
+        http_trap.serve(status=302, headers={"location": f"{elsewhere.url}/x"}) as api,
+        _real_client(api.url) as client,
+    ):
+        client.get_json("repos/o/r")
+    assert api.authorizations == ["Bearer t0ken"]
+    assert elsewhere.authorizations == [""]
+
+
+@pytest.mark.parametrize(
+    ("api", "link", "relative"),
+    [
+        ("http://127.0.0.1:5000", "http://127.0.0.1:5000/repos/o/r/issues?page=2", "repos/o/r/issues?page=2"),
+        ("https://ghe.example/api/v3", "https://ghe.example/api/v3/repositories/1/issues?after=x", "repositories/1/issues?after=x"),
+        ("https://ghe.example/api/v3", "https://ghe.example/repositories/1/issues", None),  # outside the prefix
+        ("http://127.0.0.1:5000", "http://127.0.0.1:5001/repos/o/r/issues?page=2", None),  # another port
+        ("https://api.github.com", "http://api.github.com/repos/o/r", None),  # another scheme
+        ("https://api.github.com", "https://api.github.com.evil.example/repos/o/r", None),
+        ("https://api.github.com", "https://user@api.github.com/repos/o/r", None),
+        ("http://127.0.0.1:5000", "repos/o/r/issues?page=2", "repos/o/r/issues?page=2"),  # stored already
+        ("http://127.0.0.1:5000", "//evil.example/repos/o/r", None),
+    ],
+)  # fmt: skip
+def test_a_link_is_stored_relative_to_the_configured_api_or_not_at_all(api, link, relative):
+    client = GitHubClient(api_url=api, env={})
+    assert client.relative_url(link) == relative
+    if relative is not None:
+        assert client.relative_url(client.absolute_url(relative)) == relative
