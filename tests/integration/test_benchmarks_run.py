@@ -209,6 +209,8 @@ TOY: dict[str, tuple[list[str], Callable[[str, Path], None]]] = {
         quality_figures,
     ),
     "benchmarks/quality/paraphrase_check.py": (["--quiet"], paraphrase_check_figures),
+    # the change and why slices' rules; it ends on OK like the paraphrase check
+    "benchmarks/quality/intent_check.py": (["--quiet"], paraphrase_check_figures),
     "benchmarks/quality/build_eval.py": (["--out", "{tmp}/eval.jsonl"], eval_rebuilt_identical),
     "benchmarks/extract_bench.py": (
         ["--threads", "30", "--max-page", "1", "--no-build", "--g2s-python", str(PEER_PYTHON)],

@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 LABELS = (
     "benchmarks/rules/shop-tasks.jsonl",
     "benchmarks/quality/paraphrase.jsonl",
+    "benchmarks/quality/change.jsonl",
+    "benchmarks/quality/why.jsonl",
     "benchmarks/quality/eval.jsonl",
     "benchmarks/code_lens_entry_points.jsonl",
     "benchmarks/code_lens_tuning_entry_points.jsonl",
