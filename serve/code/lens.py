@@ -25,6 +25,7 @@ from relore.client.code import DEFS_CAP
 from relore.contract import limits
 from relore.contract.envelope import one_line, quote
 from relore.serve import inputs
+from relore.serve.code import redaction
 from relore.serve.code.git import Budget, Git, GitFailed, GitTimeout
 from relore.serve.errors import BadRequest, NotFound, Unavailable
 
@@ -85,7 +86,7 @@ def parse_grep(params) -> dict:
     }
 
 
-async def grep(request: dict, clone: Path) -> dict:
+async def grep(request: dict, clone: Path, pool=None) -> dict:
     budget = Budget(deadline_s=30.0, call_timeout_s=20.0)
     git = Git(clone, budget)
     head = await _head(git)
@@ -110,7 +111,7 @@ async def grep(request: dict, clone: Path) -> dict:
     except GitTimeout:
         out = None
     rows = _records(out.text) if out else []
-    chosen = rows[: request["limit"]]
+    chosen = await redaction.records(pool, rows[: request["limit"]])
     page = {
         "repo": request["repo"],
         "head": head,
@@ -158,7 +159,7 @@ def _points_at(target: str, name: str) -> str | None:
     return None
 
 
-async def copies(request: dict, clone: Path) -> dict:
+async def copies(request: dict, clone: Path, pool=None) -> dict:
     budget = Budget(deadline_s=30.0, call_timeout_s=20.0)
     git = Git(clone, budget)
     head = await _head(git)
@@ -171,7 +172,7 @@ async def copies(request: dict, clone: Path) -> dict:
         ok_codes=(0, 1),
         keep_bytes=16_000_000,
     )
-    records = _records(out.text)
+    records = await redaction.records(pool, _records(out.text))
     by_place = await _definition_lines(git, sorted({path for path, _, _ in records}))
     found = []
     for path, number, text in records:
@@ -284,7 +285,7 @@ async def _parse_slot(budget: Budget):
         slots.release()
 
 
-async def symbol(request: dict, clone: Path) -> dict:
+async def symbol(request: dict, clone: Path, pool=None) -> dict:
     from relore.client.code import index, registry
 
     budget = Budget(deadline_s=SYMBOL_TIMEOUT_S)
@@ -330,6 +331,9 @@ async def symbol(request: dict, clone: Path) -> dict:
     page.get("files", {}).pop("cache", None)
     page.pop("offset", None)
     page.pop("skipped_before", None)
+    await redaction.fields(
+        pool, page.get("definitions", []), ("path", "qualified", "scope", "text")
+    )
     for row in page.get("definitions", []):
         row["text"] = quote(row.get("text") or "")
     page.update(repo=request["repo"], head=head, path=request["path"])

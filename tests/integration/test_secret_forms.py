@@ -367,3 +367,29 @@ def test_symbol_and_copies_print_no_secret_from_the_clone(daemon):
     assert json.loads(pages["symbol --json"])["total"] == 1
     assert json.loads(pages["copies --json"])["total"] == 1
     assert _leaks(CLONE_NEEDLES, pages) == []
+
+
+def test_why_prints_no_secret_from_the_clone(daemon):
+    pages = {
+        "why": _relore(daemon, "why", "lib/config.py:1", "--repo", REPO),
+        "why --json": _relore(daemon, "why", "lib/config.py:1", "--repo", REPO, "--json"),
+    }
+    assert "[REDACTED:hf_token]" in pages["why"]
+    assert _leaks(CLONE_NEEDLES, pages) == []
+
+
+def test_the_reader_redacts_in_a_read_only_transaction(indexed_world):
+    """The daemon redacts clone lines as relore_reader, whose sessions are read-only: the
+    catalog's functions (and those they call) are granted and write nothing."""
+    with psycopg.connect(indexed_world.reader) as conn:
+        assert conn.execute("show transaction_read_only").fetchone()[0] == "on"
+        texts = [form.text for form in FORMS]
+        redacted = conn.execute(
+            "select array_agg(marts.relore_redact(t) order by n)"
+            " from unnest(%s::text[]) with ordinality as given (t, n)",
+            (texts,),
+        ).fetchone()[0]
+    assert (
+        _leaks([n for form in FORMS for n in form.needles], list(zip(texts, redacted, strict=True)))
+        == []
+    )
