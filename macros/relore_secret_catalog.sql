@@ -907,7 +907,8 @@ entries:
   note: a value shaped like a key after a name ending in key, whatever the name (key=, "key":, KAGGLE_KEY=, wandb.login(key=...), os.environ["X_KEY"])
   pattern: '\m([A-Za-z0-9_.-]*[Kk][Ee][Yy])(%sep%)(["''`]?)%keylike%'
   replace: '\1\2\3[REDACTED:secret]'
-  keywords: [key]
+  # what can follow the name: a quote, a bracket, a space, = or : (not KeyError, keys())
+  keywords: ['key=', 'key:', 'key"', "key'", 'key]', 'key ']
   examples:
   - ['wandb.login(key="06b40928b5b7a767c76fb008f86bebb2737f6a6f")', 'wandb.login(key="[REDACTED:secret]")']
   - ['{"username":"someone","key":"4028d512c9791e558e08baa7196b50ac"}', '{"username":"someone","key":"[REDACTED:secret]"}']
@@ -927,7 +928,7 @@ entries:
   note: a key passed positionally to a known client (cohere.Client, MistralClient, Together, OpenAI, Anthropic, Groq ...; twilio's Client(sid, token) keeps the sid)
   pattern: '\m((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Za-z0-9_]*[Cc]lient(?:V[0-9])?|(?:Async)?(?:Mistral|Together|OpenAI|AzureOpenAI|Anthropic|Groq|Cohere|Fireworks|Replicate|Pinecone|Cerebras|DeepSeek|Perplexity))\([[:space:]]*(?:["''][^"''\n]{1,100}["''][[:space:]]*,[[:space:]]*)?["''])%keylike%(?=["''])'
   replace: '\1[REDACTED:secret]'
-  keywords: [client, mistral, together, openai, anthropic, groq, cohere, fireworks, replicate, pinecone, cerebras, deepseek, perplexity]
+  keywords: ['client(', 'clientv1(', 'clientv2(', 'mistral(', 'together(', 'openai(', 'anthropic(', 'groq(', 'cohere(', 'fireworks(', 'replicate(', 'pinecone(', 'cerebras(', 'deepseek(', 'perplexity(']
   examples:
   - ['co = cohere.Client("FJoC6vWCBiJmpflvJfupxqZKm4bV3AyAVHnyrvWd")', 'co = cohere.Client("[REDACTED:secret]")']
   - ['client = MistralClient(''cPTt9iOqHOBSWhgetH8LmyqoYMaaItDr'')', 'client = MistralClient(''[REDACTED:secret]'')']
@@ -940,7 +941,8 @@ entries:
   pattern: '(["''][A-Za-z0-9_.-]*%strong%["''][[:space:]]*,[[:space:]]*["''])%notvalue%[^][:space:]"''`()<>{}]{6,}(?=["''])'
   flags: gi
   replace: '\1[REDACTED:secret]'
-  keywords: [pass, pwd, secret, token, key]
+  # the name's last letters, its closing quote and the comma
+  keywords: ['d",', "d',", 'e",', "e',", 't",', "t',", 'y",', "y',", 'n",', "n',", 'id",', "id',"]
   examples:
   - ['os.environ.setdefault("WANDB_API_KEY", "e4d3cea27d26934b484e73cf575dcad6ba2b0aee")', 'os.environ.setdefault("WANDB_API_KEY", "[REDACTED:secret]")']
   - ['monkeypatch.setenv(''DB_PASSWORD'', ''hunter2x'')', 'monkeypatch.setenv(''DB_PASSWORD'', ''[REDACTED:secret]'')']
@@ -950,7 +952,7 @@ entries:
   note: a key-shaped value a sentence or a .netrc line says is a key, token, secret or password ("my wandb key is ...", "password ...")
   pattern: '\m((?:[Kk][Ee][Yy]|[Tt]oken|TOKEN|[Ss]ecret|SECRET|[Pp]assword|PASSWORD)[[:space:]]+(?:(?:is|was|IS|WAS)[[:space:]]+)?["''`]?)%keylike%'
   replace: '\1[REDACTED:secret]'
-  keywords: [key, token, secret, password]
+  keywords: ['key ', 'token ', 'secret ', 'password ', "key\n", "token\n", "secret\n", "password\n", "key\t", "token\t", "secret\t", "password\t"]
   examples:
   - ['my wandb key is 8d41bed440e50454f31af3176813e02ea68ef786, sorry', 'my wandb key is [REDACTED:secret], sorry']
   - ['  login user\n  password 0ca923732881584d8c4fa2815d2802827283e0ad', '  login user\n  password [REDACTED:secret]']
