@@ -378,6 +378,38 @@ def test_why_prints_no_secret_from_the_clone(daemon):
     assert _leaks(CLONE_NEEDLES, pages) == []
 
 
+def test_mcp_tools_print_no_pasted_secret(indexed_world, daemon, tmp_path):
+    """``relore mcp`` (the SDK's client over stdio, as a harness starts it): each form's
+    thread in full and grep over the clone, text and structured content."""
+    import asyncio
+    import sys
+
+    from mcp import Client, StdioServerParameters
+
+    placed = indexed_world.corpora[REPO].facts["forms"]
+    calls = [("thread", {"ref": f"{REPO}#{placed[form.name]}", "full": True}) for form in FORMS]
+    calls.append(("grep", {"pattern": "hf_", "repo": REPO}))
+    env = {"RELORE_API": daemon, "RELORE_CODE_CACHE": str(tmp_path / "cache"),
+           "RELORE_STATE_DIR": str(tmp_path / "state")}  # fmt: skip
+
+    async def session():
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "relore.client", "mcp"], env=env
+        )
+        async with Client(params) as client:
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    results = asyncio.run(session())
+    said = [
+        (f"mcp {name} {i}", json.dumps([block.text for block in result.content], ensure_ascii=False)
+         + json.dumps(result.structured_content, ensure_ascii=False))
+        for i, ((name, _), result) in enumerate(zip(calls, results, strict=True))
+    ]  # fmt: skip
+    assert all(not result.is_error for result in results)
+    needles = [n for form in FORMS for n in form.needles] + list(CLONE_NEEDLES)
+    assert _leaks(needles, said) == []
+
+
 def test_the_reader_redacts_in_a_read_only_transaction(indexed_world):
     """The daemon redacts clone lines as relore_reader, whose sessions are read-only: the
     catalog's functions (and those they call) are granted and write nothing."""
