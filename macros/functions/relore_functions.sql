@@ -37,9 +37,11 @@
       relore_symbol_form(text)            `Foo.bar()` -> Foo.bar; null when not an identifier
       relore_symbols(markdown)            setof symbols in inline code and `name()` calls
     commits.sql
-      relore_commit_shas(text)            setof commit-looking words: 7-12 hex, a commit URL's,
-                                          40-hex on a line that says commit/sha/merged ...
-      relore_bare_shas(text)              setof the 40-hex words it leaves out
+      relore_commit_mentions(text)        table(sha, said): commit-looking words (7-12 hex, a
+                                          commit URL's, 40-hex) and whether the body says each
+                                          is a commit (a 40-hex word: its line says commit,
+                                          sha, merged ...)
+      relore_commit_shas(text)            setof the said ones
     errors.sql
       relore_error_normal_form(text)      one error line: addresses, absolute paths, numbers
       relore_error_lines(text)            table(error_class, normal_form) per error line

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from fixtures import corpus, fake_github
+from fixtures import corpus, corpus_pulls, fake_github
 from fixtures import world as worlds
 
 from relore.client import cli as client_cli
@@ -164,8 +164,17 @@ def _corpus() -> corpus.Corpus:
         placed[form.name] = issue["number"]
     bare = made.add_issue("a key is no commit", f"after `wandb login` I pasted {BARE_HEX} here")
     said = made.add_issue("a commit is one", f"this was merged in {SAID_SHA} last week")
+    # a bare 40-hex word the pull request names (its head) is that commit
+    known = made.add_issue("a known commit", "a pull request", pull_request=True)
+    head = corpus_pulls.head_sha(made, made.pulls[known["number"]])
+    made.add_comment(known["number"], f"I tried {head} locally")
     made.facts["forms"] = placed
-    made.facts["commits"] = {"bare": bare["number"], "said": said["number"]}
+    made.facts["commits"] = {
+        "bare": bare["number"],
+        "said": said["number"],
+        "known": known["number"],
+        "head": head,
+    }
     return made
 
 
@@ -331,15 +340,17 @@ def test_every_form_was_planted_and_derived(indexed_world, mart_strings):
     assert any("[REDACTED:" in value for table, _, value in mart_strings if table == "documents")
 
 
-def test_a_bare_40_hex_word_is_no_commit_but_a_said_one_is(indexed_world):
+def test_a_bare_40_hex_word_is_no_commit_unless_said_or_known(indexed_world):
     facts = indexed_world.corpora[REPO].facts["commits"]
     repo_id = indexed_world.corpora[REPO].repo_id
     with psycopg.connect(indexed_world.url) as conn:
         rows = conn.execute(
-            "select thread_number, sha from marts.thread_commits where repo_id = %s", (repo_id,)
+            "select thread_number, sha, source from marts.thread_commits where repo_id = %s",
+            (repo_id,),
         ).fetchall()
-    assert (facts["said"], SAID_SHA) in rows
-    assert [sha for _, sha in rows if sha == BARE_HEX] == []
+    assert (facts["said"], SAID_SHA, "prose") in rows
+    assert (facts["known"], facts["head"], "prose") in rows
+    assert [sha for _, sha, _ in rows if sha == BARE_HEX] == []
 
 
 CLONE_NEEDLES = (CLONE_TOKEN, CLONE_TOKEN[3:], CLONE_SENDGRID, CLONE_COPIED_TOKEN)
