@@ -4,12 +4,17 @@
     them), each by its own generator written from the vendor's format, not from the
     catalog's regular expressions, plants each in varied contexts (prose, code, env lines,
     JSON, inline code, a traceback line, a code fence) and counts how many relore_redact
-    removes. Every catalog kind must be produced by some planted secret.
+    removes. Every catalog kind must be produced by some planted secret. The forms ML
+    projects paste (issue #35: a key set in os.environ, passed as key= or positionally to a
+    client, in kaggle.json) are settings of their own; the hidden forms (split by markup,
+    an invisible or fullwidth character, a character reference, base64, an 80-column wrap)
+    are planted for a sample of token formats, each with every fragment it leaves.
 (b) Runs relore_redact over ../shared/corpus/threads.jsonl (real Hugging Face threads:
     titles, turn bodies, diff hunks, review paths) and writes EVERY change, with its document
     and a before/after excerpt, to the report; the count of changed documents is the
     false-positive ceiling (each change is then reviewed by eye, see benchmarks/README.md).
-(c) Times relore_has_secret (what the every-mart scan runs) over the corpus's texts.
+(c) Times relore_has_secret (what the every-mart scan runs) over the corpus's texts, in
+    one backend: wall time, and the backend's CPU time where /proc shows it.
 
 The SQL functions are the project's own: installed by `dbt run-operation
 install_relore_functions` from --project (default: this checkout) into a private embedded
@@ -197,6 +202,12 @@ TOKENS = {
     "tavily": lambda: "tvly-" + r(32),
     "pinecone": lambda: "pcsk_" + r(60),
     "xai": lambda: "xai-" + r(80),
+    "kaggle API token": lambda: "KGAT_" + r(32, HEX),
+    "together v1": lambda: "tgp_v1_" + r(43, A + "_-"),
+    "fireworks": lambda: "fw_" + r(24),
+    "elevenlabs": lambda: "sk_" + r(48, HEX),
+    "langsmith legacy": lambda: "ls__" + r(32, HEX),
+    "sendgrid, gitleaks' shape": lambda: "SG." + r(66, LOW + "_-"),
     "JWT": lambda: (
         "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ" + r(60, A + "_-") + "." + r(43, A + "_-")
     ),
@@ -277,6 +288,33 @@ SHAPED = {
     "sshpass -p": lambda: _pair("sshpass -p {v} ssh host", r(12)),
     "docker login -p": lambda: _pair("docker login -u me -p {v} registry.example.com", r(16)),
     ".netrc": lambda: _pair("machine api.example.com login me password {v}", r(16)),
+    # the forms ML projects paste (issue #35)
+    "wandb key in os.environ": lambda: _pair('os.environ["WANDB_API_KEY"] = "{v}"', r(40, HEX)),
+    "wandb.login(key=)": lambda: _pair('wandb.login(key="{v}")', r(40, HEX)),
+    "aws secret in os.environ": lambda: _pair(
+        "os.environ['AWS_SECRET_ACCESS_KEY'] = '{v}'", r(40, A + "/+")
+    ),
+    "kaggle.json": lambda: _pair('{{"username":"someone","key":"{v}"}}', r(32, HEX)),
+    "KAGGLE_KEY=": lambda: _pair("export KAGGLE_KEY={v}", r(32, HEX)),
+    "comet key in yaml": lambda: _pair("comet_key: {v}", r(25)),
+    "together key, positional": lambda: _pair('client = Together("{v}")', r(64, HEX)),
+    "cohere key, positional": lambda: _pair('co = cohere.Client("{v}")', r(40)),
+    "mistral key, positional": lambda: _pair("client = MistralClient('{v}')", r(32)),
+    "twilio token after its sid": lambda: _pair(
+        'client = Client("AC' + r(32, HEX) + '", "{v}")', r(32, HEX)
+    ),
+    "os.environ.setdefault": lambda: _pair('os.environ.setdefault("OPENAI_API_KEY", "{v}")', r(40)),
+    "key said in prose": lambda: _pair("my wandb key is {v}, sorry", r(40, HEX)),
+    ".netrc password line": lambda: _pair("  login me\n  password {v}", r(40, HEX)),
+    "neptune token": lambda: (
+        k := base64.b64encode(
+            (
+                '{"api_address":"https://app.neptune.ai","api_key":"' + str(uuid.uuid4()) + '"}'
+            ).encode()
+        ).decode(),
+        k,
+    ),
+    "gcp service account key id": lambda: _pair('"private_key_id": "{v}"', r(40, HEX)),
 }
 
 CONTEXTS = [
@@ -292,17 +330,83 @@ CONTEXTS = [
 SHAPED_CONTEXTS = ["{s}", "my config:\n\n```\n{s}\n```\nthanks", "> {s}"]
 
 
-def planted() -> list[tuple[str, str, str]]:
-    """(format, text, needle) for every format in every context."""
+def _fullwidth(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+def _split(token: str) -> int:
+    """Where a split falls: after the prefix (its last `_` or `-` in the first 12)."""
+    head = token[:12]
+    return max(head.rfind("_"), head.rfind("-")) + 1 or 4
+
+
+# A secret hidden from a plain scan: (text, the fragments that must not survive).
+HIDDEN = {
+    "split by bold markup": lambda t: (
+        f"the key **{t[: _split(t)]}**{t[_split(t) :]} leaked",
+        (t[_split(t) :],),
+    ),
+    "split by an HTML tag": lambda t: (
+        f"token: <b>{t[: _split(t)]}</b>{t[_split(t) :]}",
+        (t[_split(t) :],),
+    ),
+    "split by backticks": lambda t: (
+        f"token: `{t[: _split(t)]}`{t[_split(t) :]}",
+        (t[_split(t) :],),
+    ),
+    "a markdown escape": lambda t: (
+        f"key {t[: _split(t) - 1]}\\{t[_split(t) - 1 :]}",
+        (t[_split(t) :],),
+    ),
+    "a character reference": lambda t: (
+        f"key {t[: _split(t) - 1]}&#{ord(t[_split(t) - 1])};{t[_split(t) :]}",
+        (t[_split(t) :],),
+    ),
+    "a zero-width space inside": lambda t: (
+        f"{t[: len(t) // 2]}\u200b{t[len(t) // 2 :]} leaked",
+        (t[_split(t) : len(t) // 2], t[len(t) // 2 :]),
+    ),
+    "fullwidth": lambda t: (f"try {_fullwidth(t)} please", (_fullwidth(t[_split(t) :]),)),
+    "base64": lambda t: (
+        f"B64: {base64.b64encode(t.encode()).decode()} decode it",
+        (base64.b64encode(t.encode()).decode(), t),
+    ),
+    "wrapped at 80 columns": lambda t: (
+        "my key:\n" + "\n".join(t[i : i + 80] for i in range(0, len(t), 80)) + "\nthanks",
+        tuple(t[i : i + 80] for i in range(80, len(t), 80)),
+    ),
+}
+# the token formats each hidden form is planted with (a wrap needs a key past 80 characters)
+HIDDEN_TOKENS = [
+    "hugging face user token",
+    "github classic PAT",
+    "openai project key",
+    "anthropic API key",
+    "groq",
+    "npm",
+    "replicate",
+    "stripe live secret",
+]
+
+
+def planted() -> list[tuple[str, str, tuple[str, ...]]]:
+    """(format, text, needles) for every format in every context."""
     cases = []
     for name, make in TOKENS.items():
         for context in CONTEXTS:
             secret = make()
-            cases.append((name, context.format(s=secret), secret))
+            cases.append((name, context.format(s=secret), (secret,)))
     for name, make in SHAPED.items():
         for context in SHAPED_CONTEXTS:
             text, needle = make()
-            cases.append((name, context.format(s=text), needle))
+            cases.append((name, context.format(s=text), (needle,)))
+    for form, hide in HIDDEN.items():
+        for name in HIDDEN_TOKENS:
+            token = TOKENS[name]()
+            if form == "wrapped at 80 columns" and len(token) <= 80:
+                continue
+            text, needles = hide(token)
+            cases.append((f"{name}, {form}", text, needles))
     return cases
 
 
@@ -366,23 +470,41 @@ def install(url: str, project: Path, workdir: Path) -> None:
     )
 
 
+def _backend_cpu(conn) -> float | None:
+    """CPU seconds the connection's backend has used (user + system), when this machine
+    runs it (/proc): a shared machine's load moves wall time, much less a process's CPU."""
+    pid = conn.execute("select pg_backend_pid()").fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def time_scan(conn, texts: list[str], target: int, runs: int) -> dict:
     copies = max(1, -(-target // len(texts)))
     batch = (texts * copies)[:target] if target else texts
-    best = None
+    best = best_cpu = None
     for _ in range(runs):
+        cpu_before = _backend_cpu(conn)
         started = time.perf_counter()
         hits = conn.execute(
             "select count(*) filter (where marts.relore_has_secret(t)) from unnest(%s::text[]) t",
             (batch,),
         ).fetchone()[0]
         elapsed = time.perf_counter() - started
+        cpu_after = _backend_cpu(conn)
         best = elapsed if best is None else min(best, elapsed)
+        if cpu_before is not None and cpu_after is not None:
+            used = cpu_after - cpu_before
+            best_cpu = used if best_cpu is None else min(best_cpu, used)
     return {
         "texts": len(batch),
         "seconds": round(best, 3),
         "hits": hits,
         "us_per_text": round(best / len(batch) * 1e6, 1),
+        # the backend's own CPU (parallel workers off: it does all the work)
+        "cpu_us_per_text": round(best_cpu / len(batch) * 1e6, 1) if best_cpu is not None else None,
     }
 
 
@@ -422,6 +544,7 @@ def redact_all(conn, texts: list[str]) -> list[str]:
 
 def run(conn, args) -> None:
     texts = corpus_texts(args.corpus)
+    conn.execute("set max_parallel_workers_per_gather = 0")  # one backend: its CPU is the cost
     timing = time_scan(conn, [t for _, t in texts], args.timing_texts, args.runs)
     print(json.dumps({"timing": timing, "measured_at": provenance.facts()}))
     if args.timing_only:
@@ -433,14 +556,16 @@ def run(conn, args) -> None:
     redacted = redact_all(conn, [text for _, text, _ in cases])
     misses = [
         (name, text, out)
-        for (name, text, needle), out in zip(cases, redacted, strict=True)
-        if needle in out
+        for (name, text, needles), out in zip(cases, redacted, strict=True)
+        if any(needle in out for needle in needles)
     ]
     kinds_hit = {
         out.split("[REDACTED:", 1)[1].split("]", 1)[0] for out in redacted if "[REDACTED:" in out
     }
     kinds_missing = sorted({e["kind"] for e in catalog} - kinds_hit)
     formats = sorted({name for name, _, _ in cases})
+    hidden = [case for case in cases if ", " in case[0] and case[0].split(", ")[-1] in HIDDEN]
+    hidden_missed = [miss for miss in misses if miss[0] in {name for name, _, _ in hidden}]
 
     before = [text for _, text in texts]
     after = redact_all(conn, before)
@@ -454,6 +579,8 @@ def run(conn, args) -> None:
         "planted": len(cases),
         "planted_redacted": len(cases) - len(misses),
         "recall": round((len(cases) - len(misses)) / len(cases), 4),
+        "hidden_planted": len(hidden),
+        "hidden_redacted": len(hidden) - len(hidden_missed),
         "catalog_kinds_never_planted": kinds_missing,
         "corpus_texts": len(texts),
         "corpus_threads": len({doc.split(" ", 1)[0] for doc, _ in texts}),

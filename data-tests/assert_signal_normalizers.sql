@@ -28,6 +28,13 @@ cases (rule, input, expected) as (
         'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0'
     ),
     ('commit', 'see abc1234 for it', 'abc1234'),
+    -- a 40-hex word is a commit only where its line says so: a W&B key is 40 hex too
+    ('commit', 'my key is a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0 ok', null),
+    (
+        'commit',
+        'cherry-picked https://x/commit/a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0',
+        'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0'
+    ),
     ('commit', 'deadbeef', null),
     ('commit', 'run 1234567', null),
     ('commit', 'at 0x7f3a2b1c', null),

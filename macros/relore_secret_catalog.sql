@@ -16,7 +16,8 @@
     g), replace (default [REDACTED:<kind>]; \1.. keep a name or a scheme), keywords (lower-case
     strings one of which any match contains: the rule runs only on text holding one) or guard (a
     regular expression doing the same), examples ([input, redacted] pairs), negatives (inputs
-    left as they are). In examples \n is a line break and \\n a backslash and n. %name%
+    left as they are). In examples \n is a line break, \\n a backslash and n, and \u{200B} the
+  code point U+200B. %name%
     in a pattern is replaced by parts.name. Order matters: blocks first, providers, then the
     generic rules, which leave an earlier [REDACTED:...] alone.
 -#}
@@ -24,17 +25,23 @@
 {% macro relore_secret_catalog_source() -%}{% raw %}
 parts:
   # a name that ends in one of these words holds a secret, whatever its value looks like
-  strong: '(?:passw(?:or)?d|passphrase|pwd|secret|(?:secret|api|access|account|private|master|encryption|signing|client)[_-]?key|apikey|client[_-]?secret|(?:auth|access|refresh|api|bearer|hf|hub|gh|github|gitlab|npm|pypi|bot|slack|discord|telegram|session|private|personal[_-]?access)[_-]?token)'
+  strong: '(?:passw(?:or)?d|passphrase|pwd|secret|(?:secret|api|access|account|private|master|encryption|signing|client)[_-]?key|private[_-]?key[_-]?id|apikey|client[_-]?secret|(?:auth|access|refresh|api|bearer|hf|hub|gh|github|gitlab|npm|pypi|bot|slack|discord|telegram|session|private|personal[_-]?access)[_-]?token)'
   # a name ending in one of these holds a secret only when its value looks like one
   weak: '(?:token|credentials?|auth)'
-  # name ... value: =, :, :=, =>, but never == or ::
-  sep: '["'']?[[:space:]]*(?::=|=>|=(?!=)|:(?![:=]))[[:space:]]*'
+  # name ... value: =, :, :=, =>, but never == or ::; a name may close a subscript
+  # (os.environ["WANDB_API_KEY"] = ...)
+  sep: '["'']?\]?[[:space:]]*(?::=|=>|=(?!=)|:(?![:=]))[[:space:]]*'
   # what a value is not: a placeholder, a variable, a type, a path, a URL, an earlier redaction
   notvalue: '(?!\[?REDACTED|[$<{[%*/~.#]|https?:|x{3,}|X{3,}|(?:str|int|bytes|bool|None|Optional|string|null|true|false|True|False|undefined|nil|none|os|env|process|self|getenv|input|required|optional)(?:[^A-Za-z0-9_]|$)|[0-9.]+(?:[^A-Za-z0-9_]|$))'
   # an unquoted value: stops at space, quotes, brackets and separators
   bare: '[^][:space:]"''`,;()<>{}&|]'
   # where an unquoted value may end
   end: '(?=$|[][:space:]"''`,;&)}|]|\.$|\.[[:space:]])'
+  # a value shaped like a key, whatever names it: 32+ hex digits (W&B, Kaggle, Twilio,
+  # Together), or 20+ letters and digits with a digit and both cases (Cohere, Mistral ...);
+  # never a dotted name, a path or a word, nor a Twilio account sid (AC and 32 hex: an id).
+  # Case-sensitive: an entry using it has flags g.
+  keylike: '(?!AC[0-9a-f]{32}[^A-Za-z0-9])(?:[0-9a-f]{32,}|[0-9A-F]{32,}|(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[a-z])(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,})(?![A-Za-z0-9_+/=.-])'
 
 entries:
 # ---- private keys first: a block is one secret, whatever tokens it holds
@@ -72,6 +79,7 @@ entries:
   examples:
   - ['t ghp_2E5c6xyecM7fv1ocbdAffjwC2oO5Agzg5Hnj x', 't [REDACTED:github_token] x']
   - ['https://x-access-token:ghs_4C5RdHI7ZvR29ScbjVeWg2AIddpYgIiWNOEL@github.com/o/r', 'https://x-access-token:[REDACTED:github_token]@github.com/o/r']
+  - ['the token was **ghp_**2E5c6xyecM7fv1ocbdAffjwC2oO5Agzg5Hnj oops', 'the token was **[REDACTED:github_token] oops']
   negatives: ['the ghp_ prefix', 'ghp_short123']
 - kind: github_token
   refs: [github-fine-grained-pat]
@@ -110,13 +118,14 @@ entries:
   negatives: ['the AKIA keys', 'AKIAshort']
 - kind: aws_secret_key
   refs: [aws-secret-access-key]
-  pattern: '\m([A-Za-z0-9_.-]*secret_?access_?key|aws_?secret_?key)(["'']?[[:space:]]*(?:=|:|=>)[[:space:]]*["'']?)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])'
+  pattern: '\m([A-Za-z0-9_.-]*secret_?access_?key|aws_?secret_?key)(["'']?\]?[[:space:]]*(?:=|:|=>)[[:space:]]*["'']?)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])'
   flags: gi
   replace: '\1\2[REDACTED:aws_secret_key]'
   keywords: [secret]
   examples:
   - ['aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', 'aws_secret_access_key = [REDACTED:aws_secret_key]']
   - ['"SecretAccessKey": "8JzuPShrNCZkBIO6hhfNFiw7jc6IEgfWO5wEtqk6"', '"SecretAccessKey": "[REDACTED:aws_secret_key]"']
+  - ['os.environ[''AWS_SECRET_ACCESS_KEY''] = ''tDvWVqJ0bT9kCzfQ2KxN7p5Lm1RhA8sYeG3uWnZc''', 'os.environ[''AWS_SECRET_ACCESS_KEY''] = ''[REDACTED:aws_secret_key]''']
 - kind: google_api_key
   refs: [gcp-api-key]
   pattern: '\mAIza[0-9A-Za-z_-]{35}'
@@ -270,6 +279,25 @@ entries:
   keywords: [gsk_]
   examples:
   - ['Groq(api_key="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")', 'Groq(api_key="[REDACTED:groq_api_key]")']
+- kind: ai_api_key
+  refs: []
+  note: Kaggle API tokens (KGAT_), Together (tgp_v1_), Fireworks (fw_), ElevenLabs (sk_ and 48 hex), LangSmith's old ls__ keys
+  pattern: '\m(?:KGAT_[A-Za-z0-9_-]{20,}|tgp_v1_[A-Za-z0-9_-]{30,}|fw_(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{20,}|sk_[a-f0-9]{48}\M|ls__[a-f0-9]{32}\M)'
+  keywords: [kgat_, tgp_v1_, fw_, sk_, ls__]
+  examples:
+  - ['kaggle says 401 with KGAT_a4c123b1612dd272d1371c17149d4395', 'kaggle says 401 with [REDACTED:ai_api_key]']
+  - ['Together rejects tgp_v1_nyVmihA-2O76UMFxFkM-R5Kjp1vRt_1fjORS-6ilI8i', 'Together rejects [REDACTED:ai_api_key]']
+  - ['FIREWORKS fw_dUStPKR0CsTy4Qwb8DwkNhFd', 'FIREWORKS [REDACTED:ai_api_key]']
+  - ['xi-api-key sk_6947ccf25ec84d8dbc74254770f58904dba41ecccc3fc162', 'xi-api-key [REDACTED:ai_api_key]']
+  - ['ls__6e53a13043b026c48bbf33feff9243a8', '[REDACTED:ai_api_key]']
+  negatives: ['fw_checkpoint_every_step', 'fw_version', 'KGAT_ tokens replace kaggle.json']
+- kind: ai_api_key
+  refs: []
+  note: a Neptune API token (base64 of {"api_address":...})
+  pattern: '\meyJhcGlfYWRkcmVzcyI6[A-Za-z0-9+/]{20,}={0,2}'
+  keywords: [eyjhcglfywrkcmvzcyi6]
+  examples:
+  - ['NEPTUNE_API_TOKEN="eyJhcGlfYWRkcmVzcyI6Imh0dHBzOi8vYXBwLm5lcHR1bmUuYWkiLCJhcGlfdXJsIjoiaHR0cHM6Ly9hcHAubmVwdHVuZS5haSIsImFwaV9rZXkiOiIyOTU0MGE2ZS1iMTJhLWExZjYtZDQyZi1kZGJiN2E4NmY3YTIifQ=="', 'NEPTUNE_API_TOKEN="[REDACTED:ai_api_key]"']
 - kind: anthropic_api_key
   refs: [anthropic-api-key, anthropic-admin-api-key]
   pattern: '\msk-ant-(?:api|admin|oat|sid)[0-9]{2}-[A-Za-z0-9_-]{20,}'
@@ -282,6 +310,8 @@ entries:
   keywords: [sk-]
   examples:
   - ['OPENAI_API_KEY=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', 'OPENAI_API_KEY=[REDACTED:openai_api_key]']
+  # wrapped at 80 columns: the line breaks inside it are read away (its normal form)
+  - ['my key:\nsk-proj-R-gcEPkuRvj9UkLujq4-PYXeH6foR8mjWZz4XaHCFwckmowdq_b7vL4YgXJvR9L-mSkS6Wa5\n6nT3BlbkFJDVu6nFNpF2h0S7dwn-PmF4FsAZAHDY5ys4m4AaT1HCzVUfvg6PKpkX8ghW2cSHbrr7_pNQ\n6Zod\nthanks', 'my key:\n[REDACTED:openai_api_key]\nthanks']
 - kind: openai_api_key
   refs: [openai-api-key]
   note: classic sk- keys (and other services using the same shape)
@@ -303,7 +333,20 @@ entries:
   examples:
   - ['huggingface-cli login --token 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', 'huggingface-cli login --token [REDACTED:hf_token]']
   - ['login(token="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")', 'login(token="[REDACTED:hf_token]")']
-  negatives: ['hf_hub_download(repo_id)', 'hf_token = HfFolder.get_token()']
+  # hidden from a plain scan, found in the text's normal form (macros/functions/redaction_forms.sql)
+  - ['token: <b>hf_</b>qsYVKKcEoSuAZDUlHFIzXsYXGeqJZHAZKp', 'token: <b>[REDACTED:hf_token]']
+  - ['token: `hf_`SpiZUhVaEQUraghssysiWwgGeQJPSPfFMN', 'token: `[REDACTED:hf_token]']
+  - ['hf_dHeogIaXahWQYfdhsjDt\u{200B}QEMSXpdTcaqNTbqPapVm leaked', '[REDACTED:hf_token] leaked']
+  - ['try ｈｆ＿ＬＪｆｊｗＧｓＪＷＭｃｎｖＣＴＯｗｙＷＢｅｄｈＨＸＫｘｅｃＴｍＢｏｆ please', 'try [REDACTED:hf_token] please']
+  - ['escaped hf\_VrBQHzMLdeYkPXcOTaKjuWnsGyfIEpqxR', 'escaped [REDACTED:hf_token]']
+  - ['referenced hf&#95;VrBQHzMLdeYkPXcOTaKjuWnsGyfIEpqxR', 'referenced [REDACTED:hf_token]']
+  - ['HF_B64: aGZfSnZXaVZ2anNCcUtkVkhXWnJQeFpUTFdneGFHYWdVRnhVYg== decode it', 'HF_B64: [REDACTED:hf_token] decode it']
+  negatives:
+  - 'hf_hub_download(repo_id)'
+  - 'hf_token = HfFolder.get_token()'
+  - 'max_length**length_penalty and 2**32 and get_*_dataloader'
+  - '<b>bold</b>Text and `code`Text'
+  - 'see https://github.com/huggingface/transformers/blob/main/src/transformers/modeling_llama2\nLlama2Model is the class'
 - kind: hf_token
   refs: [huggingface-organization-api-token]
   pattern: '\mapi_org_[A-Za-z0-9]{30,}'
@@ -397,10 +440,13 @@ entries:
   - ['TWILIO_API_KEY SK2d13b15b8092c5124bdb58b7953785c2', 'TWILIO_API_KEY [REDACTED:twilio_key]']
 - kind: sendgrid_key
   refs: [sendgrid-api-token]
-  pattern: '\mSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}'
+  note: SG. then two parts around a dot (22 and 43 today), or gitleaks' shape (66 of [a-z0-9=_.-])
+  pattern: '\mSG\.(?:[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}|[A-Za-z0-9=_.-]{60,})'
   keywords: [sg.]
   examples:
   - ['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', '[REDACTED:sendgrid_key]']
+  - ['SENDGRID_KEY: SG.e9sbw61bwo5x1pnigdnqmgslbt8xp2uaocb3i7gs_3x2xdglm9owewvdk_f4c0fm5', 'SENDGRID_KEY: [REDACTED:sendgrid_key]']
+  negatives: ['SG.Module.forward', 'see SG.com']
 - kind: mailgun_key
   refs: [mailgun-private-api-token]
   pattern: '\mkey-[0-9a-f]{32}\M'
@@ -856,6 +902,62 @@ entries:
   - ['token: WNeDcYJ1PNd8MtyS6k9xNLGE9', 'token: [REDACTED:secret]']
   - ['"auth": "2fb383e8f1c7edbe656f8e6ea5b6b099"', '"auth": "[REDACTED:secret]"']
   negatives: ['token = "meta-llama/Llama-2-7b-hf"', 'eos_token_id=128009', 'pad_token = tokenizer_v2.eos_token', 'model_key = "bert-base-uncased"', 'key: sha256:496d00973301737e10ec2befa6fb2b78045059d46e07d30207347cf578da7706']
+- kind: secret
+  refs: [generic-api-key]
+  note: a value shaped like a key after a name ending in key, whatever the name (key=, "key":, KAGGLE_KEY=, wandb.login(key=...), os.environ["X_KEY"])
+  pattern: '\m([A-Za-z0-9_.-]*[Kk][Ee][Yy])(%sep%)(["''`]?)%keylike%'
+  replace: '\1\2\3[REDACTED:secret]'
+  # what can follow the name: a quote, a bracket, a space, = or : (not KeyError, keys())
+  keywords: ['key=', 'key:', 'key"', "key'", 'key]', 'key ']
+  examples:
+  - ['wandb.login(key="06b40928b5b7a767c76fb008f86bebb2737f6a6f")', 'wandb.login(key="[REDACTED:secret]")']
+  - ['{"username":"someone","key":"4028d512c9791e558e08baa7196b50ac"}', '{"username":"someone","key":"[REDACTED:secret]"}']
+  - ['export KAGGLE_KEY=2f86702824c1c099724caf4941d40720', 'export KAGGLE_KEY=[REDACTED:secret]']
+  - ['os.environ["WANDB_API_KEY"] = "0fb23c6f5da2cec255404e4fb440034d6608697a"', 'os.environ["WANDB_API_KEY"] = "[REDACTED:secret]"']
+  - ['comet_key: NWiP3sFd67JikEAvstqVVPqzPptEJQzhkPkenG5Z', 'comet_key: [REDACTED:secret]']
+  negatives:
+  - 'key = "model.layers.0.self_attn.q_proj.weight"'
+  - 'key="input_ids_2024_version_v2"'
+  - 'sort_key=lambda x: x[0]'
+  - 'primary_key=True'
+  - 'hotkey = "Ctrl+Shift+K"'
+  - 'public_key: "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEaWxmTn9c+7RQ7VzBjM2wZ3hkTzBLpeSk"'
+  - 'cache_key = f"{model_name}-{revision}"'
+- kind: secret
+  refs: [generic-api-key]
+  note: a key passed positionally to a known client (cohere.Client, MistralClient, Together, OpenAI, Anthropic, Groq ...; twilio's Client(sid, token) keeps the sid)
+  pattern: '\m((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Za-z0-9_]*[Cc]lient(?:V[0-9])?|(?:Async)?(?:Mistral|Together|OpenAI|AzureOpenAI|Anthropic|Groq|Cohere|Fireworks|Replicate|Pinecone|Cerebras|DeepSeek|Perplexity))\([[:space:]]*(?:["''][^"''\n]{1,100}["''][[:space:]]*,[[:space:]]*)?["''])%keylike%(?=["''])'
+  replace: '\1[REDACTED:secret]'
+  keywords: ['client(', 'clientv1(', 'clientv2(', 'mistral(', 'together(', 'openai(', 'anthropic(', 'groq(', 'cohere(', 'fireworks(', 'replicate(', 'pinecone(', 'cerebras(', 'deepseek(', 'perplexity(']
+  examples:
+  - ['co = cohere.Client("FJoC6vWCBiJmpflvJfupxqZKm4bV3AyAVHnyrvWd")', 'co = cohere.Client("[REDACTED:secret]")']
+  - ['client = MistralClient(''cPTt9iOqHOBSWhgetH8LmyqoYMaaItDr'')', 'client = MistralClient(''[REDACTED:secret]'')']
+  - ['client = Together("2248b483b7ffc050fec94dbca3a0aac36098b2cc2bd818319478da6bd0c621de")', 'client = Together("[REDACTED:secret]")']
+  - ['client = Client("AC14b3ce107f80e222f828767efc2f9162", "4a8940f1f836f99eee3692f09e2e8c66")', 'client = Client("AC14b3ce107f80e222f828767efc2f9162", "[REDACTED:secret]")']
+  negatives: ['client = Client("localhost", 8080)', 'OpenAI("gpt-4o-mini-2024-07-18")', 'Client("https://api.example.com")']
+- kind: secret
+  refs: [generic-api-key, database-password]
+  note: a secret name and its value as two quoted arguments (os.environ.setdefault, os.putenv, monkeypatch.setenv, getenv's default)
+  pattern: '(["''][A-Za-z0-9_.-]*%strong%["''][[:space:]]*,[[:space:]]*["''])%notvalue%[^][:space:]"''`()<>{}]{6,}(?=["''])'
+  flags: gi
+  replace: '\1[REDACTED:secret]'
+  # the name's last letters, its closing quote and the comma
+  keywords: ['d",', "d',", 'e",', "e',", 't",', "t',", 'y",', "y',", 'n",', "n',", 'id",', "id',"]
+  examples:
+  - ['os.environ.setdefault("WANDB_API_KEY", "e4d3cea27d26934b484e73cf575dcad6ba2b0aee")', 'os.environ.setdefault("WANDB_API_KEY", "[REDACTED:secret]")']
+  - ['monkeypatch.setenv(''DB_PASSWORD'', ''hunter2x'')', 'monkeypatch.setenv(''DB_PASSWORD'', ''[REDACTED:secret]'')']
+  negatives: ['parser.add_argument("--api_key", "-k")', 'os.environ.get("HF_TOKEN", "")', 'Field("password", "Enter your password")', 'os.getenv("API_KEY", "None")']
+- kind: secret
+  refs: [generic-api-key]
+  note: a key-shaped value a sentence or a .netrc line says is a key, token, secret or password ("my wandb key is ...", "password ...")
+  pattern: '\m((?:[Kk][Ee][Yy]|[Tt]oken|TOKEN|[Ss]ecret|SECRET|[Pp]assword|PASSWORD)[[:space:]]+(?:(?:is|was|IS|WAS)[[:space:]]+)?["''`]?)%keylike%'
+  replace: '\1[REDACTED:secret]'
+  keywords: ['key ', 'token ', 'secret ', 'password ', "key\n", "token\n", "secret\n", "password\n", "key\t", "token\t", "secret\t", "password\t"]
+  examples:
+  - ['my wandb key is 8d41bed440e50454f31af3176813e02ea68ef786, sorry', 'my wandb key is [REDACTED:secret], sorry']
+  - ['  login user\n  password 0ca923732881584d8c4fa2815d2802827283e0ad', '  login user\n  password [REDACTED:secret]']
+  - ['the token `FrK9xiRGHOY32nfr5pyzPCB9t2039bicBTW5ZE9L` expired', 'the token `[REDACTED:secret]` expired']
+  negatives: ['the key is 8f14e45 in the cache', 'token is LlamaTokenizerFast', 'the key is input_ids_2024']
 {% endraw %}{%- endmacro %}
 
 {#- The catalog, parsed: parts expanded into patterns, examples decoded, defaults filled. -#}
@@ -893,9 +995,18 @@ entries:
     {{ return(entries) }}
 {%- endmacro %}
 
-{#- An example as written (\n a line break, \\n a backslash and n) -> its text. -#}
+{#- An example as written (\n a line break, \\n a backslash and n, \u{200B} a code point)
+    -> its text. -#}
 {% macro relore_catalog_text(written) -%}
-    {{ return(written | replace('\\\\n', '\x01') | replace('\\n', '\n') | replace('\x01', '\\n')) }}
+    {%- set text = written | replace('\\\\n', '\x01') | replace('\\n', '\n')
+        | replace('\x01', '\\n') -%}
+    {%- set parts = text.split('\\u{') -%}
+    {%- set out = namespace(text=parts[0]) -%}
+    {%- for part in parts[1:] -%}
+        {%- set pieces = part.split('}', 1) -%}
+        {%- set out.text = out.text ~ ('%c' | format(pieces[0] | int(base=16))) ~ pieces[1] -%}
+    {%- endfor -%}
+    {{ return(out.text) }}
 {%- endmacro %}
 
 {#- How many catalog entries share one prefilter match (see relore_redact). -#}

@@ -9,8 +9,17 @@
 
     redaction.sql (the rules themselves: macros/relore_secret_catalog.sql)
       relore_redact(text)                 secrets -> [REDACTED:<kind>] (idempotent)
+      relore_redact_once(text)            one round of it (the catalog, in buckets)
       relore_has_secret(text)             true when relore_redact would change the text
       relore_secret_catalog()             jsonb: the catalog, rules and examples
+    redaction_forms.sql (what relore_redact runs first and last on text its guards let in)
+      relore_redact_normal_forms(text)    secrets split by markup, invisible or fullwidth
+                                          characters or a line wrap, redacted where they
+                                          stand in the original text
+      relore_redact_base64(text)          base64 blobs whose decoding holds a secret
+      relore_secret_spans(text)           table(span_start, span_end, span_kind): the
+                                          catalog's secrets in a text, as spans
+      relore_pattern_spans(text, pattern, flags, lead, trail, kind)  one entry's spans
     text.sql
       relore_markdown_to_text(text)       the macro markdown_to_text (same file) as a function
       relore_ends_with_part(whole, part, separator)  a literal suffix at a separator boundary
@@ -28,7 +37,11 @@
       relore_symbol_form(text)            `Foo.bar()` -> Foo.bar; null when not an identifier
       relore_symbols(markdown)            setof symbols in inline code and `name()` calls
     commits.sql
-      relore_commit_shas(text)            setof 40-hex and 7-12-hex commit-looking words
+      relore_commit_mentions(text)        table(sha, said): commit-looking words (7-12 hex, a
+                                          commit URL's, 40-hex) and whether the body says each
+                                          is a commit (a 40-hex word: its line says commit,
+                                          sha, merged ...)
+      relore_commit_shas(text)            setof the said ones
     errors.sql
       relore_error_normal_form(text)      one error line: addresses, absolute paths, numbers
       relore_error_lines(text)            table(error_class, normal_form) per error line
@@ -60,6 +73,8 @@
     create schema if not exists {{ s }};
 
     {{ relore_redaction_functions(s) }}
+
+    {{ relore_redaction_forms_functions(s) }}
 
     {{ relore_text_functions(s) }}
 

@@ -5,8 +5,10 @@
 )) }}
 
 -- Commits a thread names: its pull request's merge and head commits, review anchors'
--- commit_id, and commit-looking hex in prose (relore_commit_shas: 40-hex, or 7-12 hex with a
--- digit and a letter, not an address, uuid part or number).
+-- commit_id, and commit-looking hex in prose (relore_commit_mentions: 7-12 hex with a digit
+-- and a letter, not an address, uuid part or number; a commit URL's sha; a 40-hex word only on
+-- a line that says commit, sha, merged ..., or that the thread's pull request or reviews
+-- name: a bare 40-hex word is as likely a pasted key).
 with
 
 {{ signal_scope([('threads', 'number', 'source_loaded_at')]) }}
@@ -16,7 +18,8 @@ threads as (
     where {{ in_thread_scope('scope', 'threads', 'number') }}
 ),
 
-found as (
+-- what the thread's pull request and reviews say it carried
+known as (
     select
         repo_id,
         number as thread_number,
@@ -40,16 +43,29 @@ found as (
         'review_anchor' as source
     from scoped_documents
     where commit_id is not null and document_kind in ('review_comment', 'review')
+),
+
+-- prose: a word the body says is a commit, or a bare 40-hex word the thread's pull request
+-- or reviews name too (`known` may match a sha twice: signals groups)
+found as (
+    select * from known
     union all
     select
         scoped_documents.repo_id,
         scoped_documents.thread_number,
-        prose_sha.sha,
+        mention.sha,
         'prose' as source
     from scoped_documents
-    cross join lateral {{ relore_fn('commit_shas') }}(
-        scoped_documents.body_markdown
-    ) as prose_sha (sha)
+    cross join
+        lateral {{ relore_fn('commit_mentions') }}(
+            scoped_documents.body_markdown
+        ) as mention (sha, said)
+    left join known
+        on
+            scoped_documents.repo_id = known.repo_id
+            and scoped_documents.thread_number = known.thread_number
+            and mention.sha = known.sha
+    where mention.said or known.sha is not null
 ),
 
 signals as (

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import re
 import threading
@@ -29,7 +30,7 @@ from relore.contract import limits
 from relore.contract.envelope import one_line, quote
 from relore.contract.sanitize import Quoted
 from relore.serve import inputs
-from relore.serve.code import grep_records
+from relore.serve.code import grep_records, redaction
 from relore.serve.code.git import Budget, Git, GitFailed, GitTimeout
 from relore.serve.errors import BadRequest, NotFound, Unavailable
 
@@ -44,8 +45,10 @@ SYMBOL_CONCURRENT = 2
 GREP_STOP_BYTES = 32_000_000
 # copies reads this much marker output; past it the total is a lower bound
 COPIES_READ_BYTES = 16_000_000
-# what of a grep line is kept while it streams: LINE_CHARS characters of UTF-8 at most
-GREP_TEXT_BYTES = 4 * LINE_CHARS
+# what of a grep line is kept while it streams: LINE_CHARS characters of UTF-8 at most, and
+# room for a secret that starts inside them to be read whole by the redaction (no token in
+# the catalog runs to 1,000 characters on one line), so a cut never shows half of one
+GREP_TEXT_BYTES = 4 * LINE_CHARS + 1_000
 # a marker line is read up to here: a real one is a comment of a few hundred characters, and
 # anything past the cut is never scanned (a marker then ends inside the cut, or is none)
 MARKER_CHARS = 2_000
@@ -80,6 +83,16 @@ def clone_text(text: str) -> Quoted:
     return quote(text)
 
 
+async def _redacted(pool, matches: list[grep_records.Match]) -> list[grep_records.Match]:
+    """The matches with their paths and texts through the marts' secret catalog (one
+    query), before any cut to ``LINE_CHARS``: a cut never leaves half a secret."""
+    done = await redaction.records(pool, [(m.path, m.line, m.text) for m in matches])
+    return [
+        dataclasses.replace(m, path=path, text=text)
+        for m, (path, _, text) in zip(matches, done, strict=True)
+    ]
+
+
 def _lines(matches: list[grep_records.Match]) -> list[dict]:
     """The grep page's lines: each match's text cut to ``LINE_CHARS`` and quoted."""
     return [
@@ -108,7 +121,7 @@ def parse_grep(params) -> dict:
     }
 
 
-async def grep(request: dict, clone: Path) -> dict:
+async def grep(request: dict, clone: Path, pool=None) -> dict:
     budget = Budget(deadline_s=30.0, call_timeout_s=20.0)
     git = Git(clone, budget)
     head = await _head(git)
@@ -142,6 +155,7 @@ async def grep(request: dict, clone: Path) -> dict:
     split.close()
     if out is None:
         chosen.clear()  # a timed-out grep counts nothing (its rows would be a partial view)
+    chosen = await _redacted(pool, chosen)
     page = {
         "repo": request["repo"],
         "head": head,
@@ -253,12 +267,12 @@ class _Copies:
                     "target": target,
                     "member": member or None,
                     "own": (own.group(1), own.group(2)) if own else None,
-                    "with": clone_text(one_line(with_)) if with_ else None,
+                    "with": one_line(with_) if with_ else None,
                 }
             )
 
 
-async def copies(request: dict, clone: Path) -> dict:
+async def copies(request: dict, clone: Path, pool=None) -> dict:
     budget = Budget(deadline_s=30.0, call_timeout_s=20.0)
     git = Git(clone, budget)
     head = await _head(git)
@@ -275,6 +289,10 @@ async def copies(request: dict, clone: Path) -> dict:
     )
     split.close()
     chosen = sorted(found.rows, key=lambda row: (row["path"], row["line"]))
+    # the clone's text, redacted by the marts' catalog before it is quoted
+    await redaction.fields(pool, chosen, ("path", "target", "with"))
+    for row in chosen:
+        row["with"] = clone_text(row["with"]) if row["with"] else None
     wanted = {(row["path"], row["line"] + k) for row in chosen for k in (1, 2)}
     by_place = await _definition_lines(git, sorted({row["path"] for row in chosen}), wanted)
     for row in chosen:
@@ -380,7 +398,7 @@ async def _parse_slot(budget: Budget):
         slots.release()
 
 
-async def symbol(request: dict, clone: Path) -> dict:
+async def symbol(request: dict, clone: Path, pool=None) -> dict:
     from relore.client.code import index, registry
 
     budget = Budget(deadline_s=SYMBOL_TIMEOUT_S)
@@ -426,6 +444,9 @@ async def symbol(request: dict, clone: Path) -> dict:
     page.get("files", {}).pop("cache", None)
     page.pop("offset", None)
     page.pop("skipped_before", None)
+    await redaction.fields(
+        pool, page.get("definitions", []), ("path", "qualified", "scope", "text")
+    )
     for row in page.get("definitions", []):
         row["text"] = clone_text(row.get("text") or "")
     page.update(repo=request["repo"], head=head, path=request["path"])

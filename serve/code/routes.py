@@ -7,6 +7,9 @@ the repository root), ``line`` (1 or more). ``symbol``: ``name`` (an identifier)
 expression, or a fixed string with ``fixed=1``), ``ignore_case``, ``path``, ``limit``.
 ``copies``: ``name`` (an identifier or dotted name), ``limit``.
 
+Every line, path and subject read from the clone is redacted by the marts' catalog before
+it is quoted (``relore.serve.code.redaction``: one query per page, as the reader).
+
 Bad input is a 400, something the clone does not hold a 404, a repository with no clone (or
 a daemon that cannot run git or parse the tree) a 503 that says what to do: each a
 ``relore.serve.errors`` refusal, answered by the app's one handler. Never a 500. A client
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 
 from starlette.requests import Request
@@ -82,15 +86,18 @@ async def why_endpoint(request: Request) -> Response:
 
 
 async def symbol_endpoint(request: Request) -> Response:
-    return await _answer(request, lens.parse_symbol, lens.symbol)
+    work = functools.partial(lens.symbol, pool=request.app.state.pool)  # lines redacted
+    return await _answer(request, lens.parse_symbol, work)
 
 
 async def grep_endpoint(request: Request) -> Response:
-    return await _answer(request, lens.parse_grep, lens.grep)
+    work = functools.partial(lens.grep, pool=request.app.state.pool)  # lines redacted
+    return await _answer(request, lens.parse_grep, work)
 
 
 async def copies_endpoint(request: Request) -> Response:
-    return await _answer(request, lens.parse_copies, lens.copies)
+    work = functools.partial(lens.copies, pool=request.app.state.pool)  # lines redacted
+    return await _answer(request, lens.parse_copies, work)
 
 
 def routes(prefix: str) -> list[Route]:

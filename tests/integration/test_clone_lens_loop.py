@@ -4,7 +4,8 @@ bundle —, lines of 100 kB, a ``# Copied from`` marker trailed by 20,000 spaces
 while ``/healthz`` goes on answering, and no step of the request holds the event loop over
 100 ms (asyncio's debug mode, ``fixtures.loop_watch``).
 
-Real git, real HTTP (uvicorn on a loopback port), a real Postgres behind ``/healthz``.
+Real git, real HTTP (uvicorn on a loopback port), a real Postgres behind ``/healthz`` (the
+built world's reader: every line the clone prints passes the marts' secret catalog).
 """
 
 from __future__ import annotations
@@ -69,9 +70,10 @@ def clones(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def served(clones, pg_cluster, monkeypatch):
+def served(clones, indexed_world, monkeypatch):
     monkeypatch.setenv("RELORE_CLONES_DIR", str(clones))
-    app = create_app(Settings(pg_cluster.url(database="postgres")))
+    # the reader of a built world: clone text passes the marts' secret catalog
+    app = create_app(Settings(indexed_world.reader))
     with loop_watch.serving(app) as (base, seen):
         yield base, seen
 

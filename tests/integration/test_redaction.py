@@ -300,6 +300,46 @@ def test_every_catalog_example_is_still_caught_between_line_breaks(leaky):
     assert len(examples) > 100 and missed == []
 
 
+def _redact_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """``text`` with ``spans`` (1-based, end exclusive) merged and replaced by labels."""
+    merged: list[list] = []
+    for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end, kind])
+    for start, end, kind in reversed(merged):
+        text = text[: start - 1] + f"[REDACTED:{kind}]" + text[end - 1 :]
+    return text
+
+
+def test_every_entry_redacts_its_examples_the_same_through_its_spans(leaky):
+    """A normal form is searched by spans (relore_pattern_spans: where each match's secret
+    starts and ends, without the groups its entry keeps), not by regexp_replace: for every
+    entry and example, replacing its spans gives what its own regexp_replace gives, so each
+    entry's kept groups tile its match's start and end, as the spans assume."""
+    differ, compared = [], 0
+    with psycopg.connect(leaky["url"]) as conn:
+        for entry in leaky["catalog"]:
+            label = f"[REDACTED:{entry['kind']}]"
+            before, after = entry["replace"].split(label)
+            lead = [int(g) for g in before.split("\\")[1:]]
+            trail = [int(g) for g in after.split("\\")[1:]]
+            for example, _ in entry["examples"]:
+                replaced = conn.execute(
+                    "select regexp_replace(%s, %s, %s, %s)",
+                    (example, entry["pattern"], entry["replace"], entry["flags"]),
+                ).fetchone()[0]
+                spans = conn.execute(
+                    "select * from marts.relore_pattern_spans(%s, %s, %s, %s, %s, %s)",
+                    (example, entry["pattern"], entry["flags"], lead, trail, entry["kind"]),
+                ).fetchall()
+                compared += bool(spans)
+                if _redact_spans(example, spans) != replaced:
+                    differ.append((entry["kind"], example[:60]))
+    assert compared > 100 and differ == []
+
+
 def test_no_planted_secret_survives_in_any_mart_string(leaky):
     strings = _mart_strings(leaky["url"])
     assert any(table == "documents" for table, _, _ in strings)

@@ -29,6 +29,7 @@ from psycopg_pool import AsyncConnectionPool
 from relore.contract.envelope import quote
 from relore.contract.sanitize import fence
 from relore.serve import inputs
+from relore.serve.code import redaction
 from relore.serve.code.git import Budget, Git, GitFailed
 from relore.serve.code.why.history import (
     MAX_PICKAXE_WALKS,
@@ -148,7 +149,7 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
         "path": request.path,
         "line": request.line,
         "head": head,
-        "text": quote(lines[request.line - 1].rstrip()[:LINE_CHARS]),
+        "text": lines[request.line - 1].rstrip(),  # redacted, cut and quoted below
         "blame": blame,
         "pull_request": pull,
         "review_comments": comments,
@@ -174,7 +175,26 @@ async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> di
     if pull is None:
         page["pull_request_note"] = _no_pull_note(request.repo, indexed, blame, carrier)
     page["budget"] = budget.report()
+    await _redact_clone_text(pool, page)
+    page["text"] = quote(page["text"][:LINE_CHARS])
     return page
+
+
+async def _redact_clone_text(pool: AsyncConnectionPool, page: dict) -> None:
+    """What the clone said (the line, commit subjects and authors, the pickaxe's words and
+    the notes naming them) redacted by the marts' catalog, in one query."""
+    commits = [page["blame"], *page["revisions"]["commits"], *page["origin"]["commits"]]
+    words = [page["origin"], *page["origin"].get("candidates", [])]
+    budget = page["budget"]
+    await redaction.places(
+        pool,
+        [(page, "text")]
+        + [(row, key) for row in commits for key in ("subject", "author")]
+        + [(row, "word") for row in words]
+        + [(page["origin"], "note")]
+        + [(budget["notes"], i) for i in range(len(budget["notes"]))]
+        + [(budget["timed_out"], i) for i in range(len(budget["timed_out"]))],
+    )
 
 
 def _no_pull_note(repo: str, indexed: bool, blame: dict, carrier: Commit | None) -> str:
