@@ -7,8 +7,9 @@ Goal: ``/healthz`` p99 ≤ 100 ms (issue #35: before the streaming splitter one 
 
     .venv/bin/python benchmarks/hostile_lens.py [--probes 400 --hostile 2 --big-mb 13]
 
-It starts its own embedded Postgres (``/healthz`` runs ``select 1``) and daemon in a
-temporary directory, and stops both.
+It starts its own embedded Postgres (``/healthz`` runs ``select 1``; the marts' functions are
+created, as clone lines pass ``marts.relore_redact``) and daemon in a temporary directory,
+and stops both.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import httpx
 import provenance
+from build_bench import DBT, ROOT
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from fixtures import daemon as daemons
@@ -128,6 +130,19 @@ def measure(base: str, probes: int, hostile: int) -> dict:
     }
 
 
+def relore_functions(writer: str, work: Path) -> None:
+    """The marts' SQL functions (dbt's on-run-start hook alone): every line the clone prints
+    passes ``marts.relore_redact`` before it is shown, as in a built deployment."""
+    done = subprocess.run(
+        [DBT, "run-operation", "install_relore_functions", "--quiet",
+         "--target-path", str(work / "target"), "--log-path", str(work / "logs")],
+        cwd=ROOT, env={**os.environ, "RELORE_DATABASE_URL": writer},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"dbt run-operation failed:\n{(done.stdout + done.stderr)[-4000:]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--probes", type=int, default=400)
@@ -138,11 +153,12 @@ def main() -> None:
         root = Path(tmp)
         hostile_clone(root / "clones", int(args.big_mb * 1_000_000))
         paths = database.EmbeddedPaths(root / "pg")
-        database.start_embedded(paths)
+        writer = database.start_embedded(paths)
         try:
+            relore_functions(writer, root)
             env = {
                 **os.environ,
-                "RELORE_READER_DATABASE_URL": paths.url(database="postgres"),
+                "RELORE_READER_DATABASE_URL": paths.reader_url(),
                 "RELORE_CLONES_DIR": str(root / "clones"),
                 "RELORE_INDEX_DIR": str(root / "index"),
             }
