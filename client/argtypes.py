@@ -40,11 +40,13 @@ focus = _text("focus", limits.MAX_FOCUS_CHARS)
 task = _text("task", limits.MAX_TASK_CHARS, ": one sentence about the change")
 
 
-def thread_ref(value: str) -> tuple[str | None, int]:
-    match = patterns.THREAD_REF_RE.fullmatch(value.strip())
-    if not match:
-        raise argparse.ArgumentTypeError(f"expected owner/name#N or N, got {value!r}")
-    return match.group(1), int(match.group(2))
+def thread_ref(value: str) -> tuple[str | None, int, str | None]:
+    """(repo, number, comment): ``contract.patterns.parse_thread_ref``, a pasted GitHub URL
+    included (its ``#issuecomment-N`` names a comment)."""
+    try:
+        return patterns.parse_thread_ref(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def whole(low: int, high: int | None, what: str):

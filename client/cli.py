@@ -26,12 +26,20 @@ __all__ = ["EXIT_STATUSES", "ExitStatus", "Refused", "build_parser", "entry", "m
 def _thread_params(args) -> dict:
     from relore.client import transport
 
-    repo, number = args.ref
+    repo, number, anchored = args.ref
     repo = repo or args.repo
     if not repo:
         raise transport.DaemonError(400, "which repository? write owner/name#N or add --repo")
     params = {"repo": repo, "number": number}
     if args.verb == "thread":
+        if anchored and args.comment and args.comment != anchored:
+            raise Refused(
+                ExitStatus.USAGE,
+                f"relore thread: the URL names comment {anchored} and --comment "
+                f"{args.comment!r} another: name one",
+            )
+        if anchored and not (args.outline or args.full or args.files):
+            args.comment = anchored  # a URL's #issuecomment-N opens that comment
         mode = (
             "outline" if args.outline else "full" if args.full else "files" if args.files
             else "comment" if args.comment else "page"

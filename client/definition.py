@@ -12,7 +12,7 @@ import sys
 from relore.client import argtypes
 from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP
 from relore.client.exits import EXIT_STATUSES
-from relore.contract import limits, wire
+from relore.contract import limits, patterns, wire
 from relore.contract.version import __version__
 
 
@@ -143,7 +143,7 @@ def _thread(verbs) -> None:
         description="A page holds at most 10 comments (the ends and the middle); --after ID "
         "reads on in order; --focus orders a page (never empties it) and narrows an outline.",
     )
-    th.add_argument("ref", type=argtypes.thread_ref, help="owner/name#N, or N with --repo")
+    th.add_argument("ref", type=argtypes.thread_ref, help=patterns.REF_FORMS)
     th.add_argument("--repo", type=argtypes.repo, help="owner/name (when REF is a bare number)")
     view = th.add_mutually_exclusive_group()
     view.add_argument("--outline", action="store_true", help="one line per comment (≤ 100)")
@@ -167,7 +167,7 @@ def _inflight(verbs) -> None:
     inf = verbs.add_parser(
         "inflight", help="open and merged pull requests that claim to close an issue"
     )
-    inf.add_argument("ref", type=argtypes.thread_ref, help="owner/name#N, or N with --repo")
+    inf.add_argument("ref", type=argtypes.thread_ref, help=patterns.REF_FORMS)
     inf.add_argument("--repo", type=argtypes.repo, help="owner/name (when REF is a bare number)")
     _page_flags(inf)
 
