@@ -68,13 +68,20 @@ def _tree_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _search(verbs) -> None:
-    s = verbs.add_parser("search", help="ranked search over issues, PRs and comments")
+    s = verbs.add_parser(
+        "search",
+        help="ranked search over issues, PRs and comments",
+        description="TEXT - reads the text from stdin, as does no TEXT with stdin a file or a "
+        "pipe: relore search --repo o/n < traceback.txt",
+    )
     s.add_argument(
         "text",
         type=argtypes.query,
         nargs="?",
         default="",
-        help="words, an error line, a pasted traceback",
+        help="words, an error line, a pasted traceback (up to "
+        f"{limits.MAX_PASTE_CHARS} characters: the daemon cuts it to its error line and "
+        "deepest frames)",
     )
     s.add_argument("--repo", type=argtypes.repo, help="owner/name")
     s.add_argument(

@@ -41,6 +41,12 @@ _COMMENT_ANCHORS = (
     (re.compile(r"discussion_r([0-9]{1,20})"), "review_comment"),
     (re.compile(r"pullrequestreview-([0-9]{1,20})"), "review"),
 )
+# A pasted traceback, as both ends tell one (a query may be longer when it is one:
+# contract/limits.MAX_PASTE_CHARS) and serve/excerpts cuts one: Python's header and rich's
+# boxed one (`───── Traceback (most recent call last) ─────╮`), a frame's own line: Python's
+# `File "…", line N` and rich's `│ path.py:N in name │` (`│ in <cell line: 23>:23 │`).
+TRACEBACK_HEADER = re.compile(r"^[\s─━╭┏]*Traceback \(most recent call last\)")
+TRACEBACK_FRAME = re.compile(r'^\s*File "|^\s*[│┃]\s+(\S+:\d+ in \S|in <[^>]*>:\d+)')
 REF_FORMS = (
     "owner/name#N, N (with --repo), or a GitHub issue or pull request URL: "
     "https://HOST/owner/name/issues/N or /pull/N (/files too), any GitHub or GitHub "
@@ -140,3 +146,11 @@ def _number(text: str, digits: str) -> int:
     if not 1 <= number <= MAX_THREAD_NUMBER:
         raise _refused(text, f": no thread is numbered {number}")
     return number
+
+
+def is_pasted_traceback(text: str) -> bool:
+    """More than one line, one of them a traceback's header or a frame's own line."""
+    lines = text.splitlines()
+    return len(lines) > 1 and any(
+        TRACEBACK_HEADER.match(line) or TRACEBACK_FRAME.match(line) for line in lines
+    )
