@@ -38,7 +38,7 @@ def _thread_params(args) -> dict:
                 f"relore thread: the URL names comment {anchored} and --comment "
                 f"{args.comment!r} another: name one",
             )
-        if anchored and not (args.outline or args.full or args.files):
+        if anchored and not (args.outline or args.full or args.files or args.after):
             args.comment = anchored  # a URL's #issuecomment-N opens that comment
         mode = (
             "outline" if args.outline else "full" if args.full else "files" if args.files
@@ -216,8 +216,8 @@ def _piped(stdin) -> bool:
         return False
     try:
         fd = stdin.fileno()
-    except (OSError, ValueError):  # a stream of text handed in (tests): read it
-        return not stdin.isatty()
+    except (OSError, ValueError):  # no descriptor (pytest's capture): read only for `-`
+        return False
     if os.isatty(fd):
         return False
     mode = os.fstat(fd).st_mode

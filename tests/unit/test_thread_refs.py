@@ -78,6 +78,7 @@ def test_a_comment_anchor_opens_that_comment_like_comment_does():
     assert refused.value.status == ExitStatus.USAGE
     # a view asked for by flag keeps its own ask; the URL still names the thread
     assert _params("thread", url, "--outline")["mode"] == "outline"
+    assert _params("thread", url, "--after", "issue_comment:9")["mode"] == "page"
     assert "comment" not in _params("inflight", url)
 
 
