@@ -172,6 +172,8 @@ def ask_relore(client, route: str, params: dict) -> tuple[list, dict]:
     ]
     meta = {
         "shown": shown,
+        # found by the words (a hit only meaning found shows its passage, not the words)
+        "worded": [h.get("matched_by", ["words"]) != ["meaning"] for h in body["hits"]],
         "status": 200,
         "returned": body["returned"],
         "total": body["total"],
@@ -268,6 +270,10 @@ def run_items(url: str, items: list[dict], export_root: Path, semantic=None) -> 
                     scored["wasted"] = metrics.wasted(
                         [lexemes(conn, text) for text in shown], lexemes(conn, item["query"])
                     )
+                    worded = meta.pop("worded")
+                    scored["wasted_worded"] = [
+                        w for w, by_words in zip(scored["wasted"], worded, strict=True) if by_words
+                    ]
                 systems[name] = {**scored, **({"meta": meta} if meta else {})}
             row = f"{item['slice']}/{item['form']}"
             results.append({"id": item["id"], "row": row, "split": item["split"], "item": item,
@@ -297,11 +303,12 @@ def lexemes(conn, text: str) -> set[str]:
 
 
 def slot_table(results: list[dict], systems: tuple[str, ...] = SLOTTED) -> str:
-    """Per slice and system: the wasted share of the hits returned, the mean hits per page,
-    and the pages that came back empty."""
+    """Per slice and system: the wasted share of the hits returned (and of those the words
+    found: a hit only meaning found shows its passage), the mean hits per page, and the pages
+    that came back empty."""
     lines = [
-        f"{'slice/form':20s} {'system':15s} {'n':>4s}  {'wasted':>7s} {'hits/page':>10s} "
-        f"{'empty':>6s}"
+        f"{'slice/form':20s} {'system':15s} {'n':>4s}  {'wasted':>7s} {'by words':>8s} "
+        f"{'hits/page':>10s} {'empty':>6s}"
     ]
     for row_name in ROWS:
         for system in systems:
@@ -313,9 +320,11 @@ def slot_table(results: list[dict], systems: tuple[str, ...] = SLOTTED) -> str:
             s = metrics.summary([x for x in rows if "wasted" in x])
             if s["n"]:
                 empty = sum(1 for x in rows if "wasted" in x and not x["wasted"])
+                worded = [w for x in rows for w in x.get("wasted_worded", [])]
+                share = sum(worded) / len(worded) if worded else 0.0
                 lines.append(
                     f"{row_name:20s} {system:15s} {s['n']:4d}  "
-                    f"{s['wasted_share']:7.3f} {s['hits_per_page']:10.2f} {empty:6d}"
+                    f"{s['wasted_share']:7.3f} {share:8.3f} {s['hits_per_page']:10.2f} {empty:6d}"
                 )
     return "\n".join(lines)
 
