@@ -37,7 +37,7 @@ KINDS = {
     "ids and file paths as filters; its words as text), then the parts' hits merged",
     "normalized_filters": "the filters as the index compared them",
     "widened": "too few documents carry every term: the page is filled with documents "
-    "carrying enough of them, each hit saying whether it carries every one",
+    "carrying some of them, ranked by BM25, each hit saying how many it carries",
     "trust_lowered": "nothing at the question's trust floor answered: a lower tier is shown",
     "no_matches": "nothing matched (with the filters that zeroed the page)",
     "semantic": "which tiers answered: hits found by meaning alone, or why a question was "

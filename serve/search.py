@@ -1,10 +1,13 @@
-"""Corpus-wide search over ``marts.documents``: strict conjunction first, widened only if empty.
+"""Corpus-wide search over ``marts.documents``: strict conjunction first, then every document
+carrying any of the words.
 
 The conjunction is what stops a pasted sentence matching everything, so it always runs
-first and nothing that answered it can be widened away. When it is empty, the terms are
-disjoined and ranked by coverage (how many of the caller's terms a document carries), with
-density only breaking ties — and the page says it widened. The per-thread cap is a window
-function over the ranked matches, so one chatty thread cannot fill the page.
+first and nothing that answered it can be widened away. When it leaves the page short, the
+page is filled by BM25 over the disjunction of the caller's lexemes (every document holding
+any of them, ranked over the whole index), each hit saying how many of the terms it carries
+and showing them — and the page says it widened. A long description or question shares a
+third of its words with the thread that answers it, not half (benchmarks/README.md, #36).
+The per-thread cap applies to the ranked walk, so one chatty thread cannot fill the page.
 """
 
 from __future__ import annotations
@@ -220,8 +223,11 @@ class Ranked(NamedTuple):
 
 
 # A page shorter than the limit is filled from documents holding at least this share of the
-# caller's lexemes (rounded up, at least one); below it a hit has not earned its slot.
-FILL_SHARE = 0.5
+# caller's lexemes (rounded up, at least one), ranked by BM25 over those they hold. Any one
+# (0): measured on every slice (benchmarks/README.md, #36), half left 102 of 103 questions
+# and every change description with an empty page and cost the error slices nothing when
+# lowered; BM25's idf already puts a document holding one frequent word last.
+FILL_SHARE = 0.0
 
 
 def fill_minimum(n_lexemes: int, share: float | None = None) -> int:
@@ -527,11 +533,20 @@ async def _answer(cur, request: SearchRequest) -> dict:
     failure = not request.has_signals and (
         request.pasted_chars is not None or looks_like_a_failure(request.text)
     )
+    unfused = None
     if failure:
         page = await _expanded(cur, request)
     else:
-        page = _page(request, await _run(cur, fusion.lexical_request(request)))
-    page = await fusion.answer(cur, request, page, failure=failure, read=_hits_by_meaning)
+        asked = fusion.lexical_request(request)
+        page = _page(request, await _run(cur, asked))
+        if asked != request:  # a fused question's own fill: asked again if meaning is off
+
+            async def unfused() -> dict:
+                return _page(request, await _run(cur, request))
+
+    page = await fusion.answer(
+        cur, request, page, failure=failure, read=_hits_by_meaning, unfused=unfused
+    )
     if request.pasted_chars is not None:
         page["pasted_chars"] = request.pasted_chars  # the query is what the cut kept
     return page
