@@ -40,6 +40,8 @@ test: lint $(PEERS_STAMP)
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash deploy/local/demo.sh
 
+# the demo's daemon first: its pid file is in the home removed below
 clean:
+	-bash deploy/local/demo_stop.sh
 	-PATH="$(CURDIR)/$(BIN):$$PATH" relored db stop
 	rm -rf .relore target logs build *.egg-info

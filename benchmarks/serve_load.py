@@ -61,7 +61,7 @@ VARIANTS = 20  # distinct requests per case, cycled: no case is one query answer
 def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
     """Each query class of the search-core issue, as ``VARIANTS`` realistic requests read
     from the index itself: rare and frequent words (by document frequency), 2-6-word
-    questions of mid-frequency words, a signal filter with a frequent word, a pasted error
+    questions of mid-frequency words, 10-40-word descriptions, a signal filter with a frequent word, a pasted error
     line, a pasted traceback, and a long thread's page."""
     with psycopg.connect(url) as conn:
         repo_id = conn.execute(
@@ -127,6 +127,14 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         f"why does the {middle[i]} {middle[i + 1]} stop working after {middle[i + 2]}"
         for i in range(VARIANTS)
     ]
+    # a description of a change or a "why" as an agent writes one: 10-40 words, mid-frequency
+    # words with a few frequent ones, no filter (#36: every document carrying any of them
+    # ranks)
+    mixed = [w for pair in itertools.zip_longest(middle, frequent) for w in pair if w]
+    longs = [
+        " ".join(mixed[(i * 7 + j) % len(mixed)] for j in range(10 + (i * 3) % 31))
+        for i in range(VARIANTS)
+    ]
     search = "/api/v1/search"
 
     def asked(**each) -> list[dict]:
@@ -139,6 +147,7 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         "frequent word": (search, asked(q=frequent)),
         "question (2-6 words)": (search, asked(q=questions)),
         "question as a sentence (fused)": (search, asked(q=sentences)),
+        "long description (10-40 words)": (search, asked(q=longs)),
         "--error + frequent word": (search, asked(q=frequent, error=errors)),
         "--file + frequent word": (search, asked(q=frequent, file=files)),
         "--file (median file) + frequent word": (search, asked(q=frequent, file=typical_files)),

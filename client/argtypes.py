@@ -34,17 +34,36 @@ def _text(what: str, most: int, hint: str = ""):
     return parse
 
 
-query = _text("query", limits.MAX_QUERY_CHARS, ": paste the error line, not the whole log")
+_plain_query = _text(
+    "query",
+    limits.MAX_QUERY_CHARS,
+    f" (a pasted traceback: {limits.MAX_PASTE_CHARS}): paste the error line, not the whole log",
+)
+_pasted = _text("pasted traceback", limits.MAX_PASTE_CHARS, ": paste its last frames")
+
+
+def query(value: str) -> str:
+    """Search text: at most ``MAX_QUERY_CHARS``, or ``MAX_PASTE_CHARS`` for a pasted
+    traceback (``contract.patterns.is_pasted_traceback``), which the daemon cuts to its
+    error line and deepest frames and says so."""
+    if len(value) > limits.MAX_QUERY_CHARS and patterns.is_pasted_traceback(value):
+        return _pasted(value)
+    return _plain_query(value)
+
+
+query.max_chars = limits.MAX_PASTE_CHARS  # relore mcp states it in the tool's input schema
 pattern = _text("pattern", limits.MAX_PATTERN_CHARS)
 focus = _text("focus", limits.MAX_FOCUS_CHARS)
 task = _text("task", limits.MAX_TASK_CHARS, ": one sentence about the change")
 
 
-def thread_ref(value: str) -> tuple[str | None, int]:
-    match = patterns.THREAD_REF_RE.fullmatch(value.strip())
-    if not match:
-        raise argparse.ArgumentTypeError(f"expected owner/name#N or N, got {value!r}")
-    return match.group(1), int(match.group(2))
+def thread_ref(value: str) -> tuple[str | None, int, str | None]:
+    """(repo, number, comment): ``contract.patterns.parse_thread_ref``, a pasted GitHub URL
+    included (its ``#issuecomment-N`` names a comment)."""
+    try:
+        return patterns.parse_thread_ref(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def whole(low: int, high: int | None, what: str):

@@ -26,12 +26,20 @@ __all__ = ["EXIT_STATUSES", "ExitStatus", "Refused", "build_parser", "entry", "m
 def _thread_params(args) -> dict:
     from relore.client import transport
 
-    repo, number = args.ref
+    repo, number, anchored = args.ref
     repo = repo or args.repo
     if not repo:
         raise transport.DaemonError(400, "which repository? write owner/name#N or add --repo")
     params = {"repo": repo, "number": number}
     if args.verb == "thread":
+        if anchored and args.comment and args.comment != anchored:
+            raise Refused(
+                ExitStatus.USAGE,
+                f"relore thread: the URL names comment {anchored} and --comment "
+                f"{args.comment!r} another: name one",
+            )
+        if anchored and not (args.outline or args.full or args.files or args.after):
+            args.comment = anchored  # a URL's #issuecomment-N opens that comment
         mode = (
             "outline" if args.outline else "full" if args.full else "files" if args.files
             else "comment" if args.comment else "page"
@@ -141,6 +149,7 @@ def main(
     env: dict[str, str] | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    stdin: TextIO | None = None,
 ) -> int:
     env = os.environ if env is None else env
     stdout = stdout or sys.stdout
@@ -153,6 +162,8 @@ def main(
     if args.verb == "mcp":
         return _mcp(env, stderr)
     try:
+        if args.verb == "search":
+            args.text = _query_from_stdin(args.text, sys.stdin if stdin is None else stdin)
         page, text = run(args, env)
     except Refused as exc:
         print(exc.line, file=stderr)
@@ -163,6 +174,60 @@ def main(
         text = json.dumps(page, ensure_ascii=False, indent=2)
     print(text, file=stdout)
     return ExitStatus.OK
+
+
+# how long `relore search` with no TEXT waits for a pipe it was given to say something
+STDIN_WAIT_S = 1.0
+
+
+def _query_from_stdin(text: str, stdin) -> str:
+    """``relore search`` reads its text from stdin when TEXT is ``-``, or absent with stdin
+    a file or a pipe (``relore search --repo R < tb.txt``): a pasted traceback is often too
+    long and too quoted for a shell argument. ``relore mcp`` never comes here (its stdin is
+    the protocol). An absent TEXT waits ``STDIN_WAIT_S`` at most for a pipe that says
+    nothing, then searches without one (a harness's stdin left open)."""
+    from relore.client import argtypes
+    from relore.contract import limits
+
+    if text != "-" and (text or not _piped(stdin)):
+        return text
+    try:
+        read = stdin.read(limits.MAX_PASTE_CHARS + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Refused(ExitStatus.USAGE, f"relore search: cannot read stdin ({exc})") from None
+    if len(read) > limits.MAX_PASTE_CHARS:
+        raise Refused(
+            ExitStatus.USAGE,
+            f"relore search: stdin holds more than {limits.MAX_PASTE_CHARS} characters: pipe "
+            "the traceback, not the whole log (e.g. tail -n 60)",
+        )
+    try:
+        return argtypes.query(read.strip())
+    except argparse.ArgumentTypeError as exc:
+        raise Refused(ExitStatus.USAGE, f"relore search: {exc}") from None
+
+
+def _piped(stdin) -> bool:
+    """A file or a pipe with something to read (or its end) within ``STDIN_WAIT_S``; never
+    a terminal, a device, a socket or a closed stream."""
+    import stat
+
+    if stdin is None or stdin.closed:
+        return False
+    try:
+        fd = stdin.fileno()
+    except (OSError, ValueError):  # no descriptor (pytest's capture): read only for `-`
+        return False
+    if os.isatty(fd):
+        return False
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        return True
+    if not stat.S_ISFIFO(mode):
+        return False
+    import select
+
+    return bool(select.select([fd], [], [], STDIN_WAIT_S)[0])
 
 
 def _mcp(env, stderr: TextIO) -> int:

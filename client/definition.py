@@ -12,7 +12,7 @@ import sys
 from relore.client import argtypes
 from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP
 from relore.client.exits import EXIT_STATUSES
-from relore.contract import limits, wire
+from relore.contract import limits, patterns, wire
 from relore.contract.version import __version__
 
 
@@ -68,13 +68,20 @@ def _tree_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _search(verbs) -> None:
-    s = verbs.add_parser("search", help="ranked search over issues, PRs and comments")
+    s = verbs.add_parser(
+        "search",
+        help="ranked search over issues, PRs and comments",
+        description="TEXT - reads the text from stdin, as does no TEXT with stdin a file or a "
+        "pipe: relore search --repo o/n < traceback.txt",
+    )
     s.add_argument(
         "text",
         type=argtypes.query,
         nargs="?",
         default="",
-        help="words, an error line, a pasted traceback",
+        help="words, an error line, a pasted traceback (up to "
+        f"{limits.MAX_PASTE_CHARS} characters: the daemon cuts it to its error line and "
+        "deepest frames)",
     )
     s.add_argument("--repo", type=argtypes.repo, help="owner/name")
     s.add_argument(
@@ -143,7 +150,7 @@ def _thread(verbs) -> None:
         description="A page holds at most 10 comments (the ends and the middle); --after ID "
         "reads on in order; --focus orders a page (never empties it) and narrows an outline.",
     )
-    th.add_argument("ref", type=argtypes.thread_ref, help="owner/name#N, or N with --repo")
+    th.add_argument("ref", type=argtypes.thread_ref, help=patterns.REF_FORMS)
     th.add_argument("--repo", type=argtypes.repo, help="owner/name (when REF is a bare number)")
     view = th.add_mutually_exclusive_group()
     view.add_argument("--outline", action="store_true", help="one line per comment (≤ 100)")
@@ -167,7 +174,7 @@ def _inflight(verbs) -> None:
     inf = verbs.add_parser(
         "inflight", help="open and merged pull requests that claim to close an issue"
     )
-    inf.add_argument("ref", type=argtypes.thread_ref, help="owner/name#N, or N with --repo")
+    inf.add_argument("ref", type=argtypes.thread_ref, help=patterns.REF_FORMS)
     inf.add_argument("--repo", type=argtypes.repo, help="owner/name (when REF is a bare number)")
     _page_flags(inf)
 

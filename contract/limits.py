@@ -9,6 +9,11 @@ from __future__ import annotations
 
 # --- search -----------------------------------------------------------------------------------
 MAX_QUERY_CHARS = 2000  # the query, and each --file/--error/--test/--symbol value
+# a query that is a pasted traceback (contract/patterns.is_pasted_traceback) may be this long:
+# the daemon cuts it to MAX_QUERY_CHARS by serve/excerpts.cut (its lead, the error line and
+# the deepest frames) and says so. Sent in the URL: 8,000 characters of a traceback encode to
+# about 10 kB, inside the 16 KiB request head uvicorn's h11 reads.
+MAX_PASTE_CHARS = 8000
 MAX_SIGNAL_VALUES = 5  # values of one signal filter (--file, --error, --test, --symbol)
 MAX_HITS = 10  # hits on one search page; --limit may ask for fewer
 TRUST_TIERS = ("authoritative", "reported", "machine")

@@ -12,14 +12,17 @@ concurrently and still be landed one transaction per thread, in order.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import psycopg
 
 from relore.extract.github_client import GitHubClient, GitHubError, NotFound
 from relore.extract.landing import RawObject, Repo, land
+from relore.extract.payloads import exact_text
 
 # GitHub lists at most this many files of a pull request, whatever it changed.
 FILE_LIST_LIMIT = 3000
@@ -61,6 +64,7 @@ class FetchedThread:
     reread_types: tuple[str, ...] = ()
     file_walk: FileWalk | None = None
     updated_at: str | None = None
+    oddity: str | None = None  # landed all the same, recorded in ops.quarantine (why)
 
 
 def _all_items(client: GitHubClient, path: str, per_page: int) -> Iterator[dict]:
@@ -68,21 +72,56 @@ def _all_items(client: GitHubClient, path: str, per_page: int) -> Iterator[dict]
         yield from page.items or []
 
 
-def fetch_thread(client: GitHubClient, repo: Repo, number: int) -> FetchedThread:
-    base = f"repos/{repo.full_name}"
-    result = FetchedThread(number)
+# Where GitHub's 301 for a moved issue points (a transfer; a renamed repository's issue
+# too, under its own repository id), and an issue's `repository_url` (.../repos/o/n).
+_MOVED_TO = re.compile(r"/repositories/([0-9]+)/issues/([0-9]+)/?$")
+_REPOSITORY = re.compile(r"/repos/([^/]+/[^/]+)/?$")
+
+
+def _head(client: GitHubClient, repo: Repo, number: int, result: FetchedThread) -> dict | None:
+    """The issue's payload, or None with ``result.gone`` said: deleted (404, 410), or
+    transferred — only when GitHub says so: its redirect to another repository's issue, or
+    a ``repository_url`` naming another repository. A payload that says neither (the field
+    absent, null, not a repository URL) is this repository's: it lands, and
+    ``result.oddity`` says what was odd (``land_thread`` records it in ``ops.quarantine``)."""
     try:
-        head = client.get_json(f"{base}/issues/{number}")
+        response = client.request("GET", f"repos/{repo.full_name}/issues/{number}")
     except NotFound:
         result.gone = "deleted"
-        return result
+        return None
     except GitHubError as exc:
         if exc.status != 410:  # 410 Gone: GitHub's answer for a deleted issue
             raise
         result.gone = "deleted"
-        return result
-    if not str(head.get("repository_url", "")).lower().endswith(f"/{base.lower()}"):
-        result.gone = "transferred"  # GitHub redirected us to the issue's new repository
+        return None
+    head = response.json()
+    if response.history:  # redirected: to the issue's new home, or ours renamed
+        moved = _MOVED_TO.search(urlsplit(str(response.url)).path)
+        if moved:
+            if (int(moved.group(1)), int(moved.group(2))) != (repo.repo_id, number):
+                result.gone = "transferred"
+                return None
+            return head  # this repository under another name: not a transfer
+    named = head.get("repository_url")
+    found = _REPOSITORY.search(urlsplit(named).path) if isinstance(named, str) else None
+    if found is None:
+        said = "absent" if "repository_url" not in head else f"{named!r}"[:80]
+        result.oddity = (
+            f"repository_url {said}: landed as {repo.full_name}'s, where it was asked for "
+            "(GitHub did not redirect; a transfer is concluded only from a redirect or "
+            "another repository named)"
+        )
+    elif found.group(1).lower() != repo.full_name.lower():
+        result.gone = "transferred"
+        return None
+    return head
+
+
+def fetch_thread(client: GitHubClient, repo: Repo, number: int) -> FetchedThread:
+    base = f"repos/{repo.full_name}"
+    result = FetchedThread(number)
+    head = _head(client, repo, number, result)
+    if head is None:
         return result
     result.updated_at = head.get("updated_at")
     objects = [RawObject("issue", int(head["id"]), number, head)]
@@ -138,19 +177,8 @@ def fetch_pull_details(client: GitHubClient, repo: Repo, number: int) -> Fetched
 def fetch_head(client: GitHubClient, repo: Repo, number: int) -> FetchedThread:
     """Only the thread's head: is it still here, and has it changed (a sweep's question)."""
     result = FetchedThread(number)
-    base = f"repos/{repo.full_name}"
-    try:
-        head = client.get_json(f"{base}/issues/{number}")
-    except NotFound:
-        result.gone = "deleted"
-        return result
-    except GitHubError as exc:
-        if exc.status != 410:
-            raise
-        result.gone = "deleted"
-        return result
-    if not str(head.get("repository_url", "")).lower().endswith(f"/{base.lower()}"):
-        result.gone = "transferred"
+    head = _head(client, repo, number, result)
+    if head is None:
         return result
     result.objects = [RawObject("issue", int(head["id"]), number, head)]
     result.updated_at = head.get("updated_at")
@@ -174,6 +202,34 @@ def _present_ids(cur: psycopg.Cursor, repo: Repo, number: int, types: Iterable[s
     return cur.fetchall()
 
 
+def _record_oddity(cur: psycopg.Cursor, repo: Repo, fetched: FetchedThread) -> None:
+    """The head landed despite ``fetched.oddity``: its exact text and why, in
+    ``ops.quarantine``, once per (object, reason, text)."""
+    head = fetched.objects[0]
+    body = exact_text(head.payload or {})
+    cur.execute(
+        """
+        insert into ops.quarantine
+            (repo_id, object_type, object_id, thread_number, url, reason, body)
+        select %(repo_id)s, %(type)s, %(id)s, %(number)s, %(url)s, %(reason)s, %(body)s
+        where not exists (
+            select 1 from ops.quarantine
+            where repo_id = %(repo_id)s and object_type = %(type)s and object_id = %(id)s
+              and reason = %(reason)s and body = %(body)s
+        )
+        """,
+        {
+            "repo_id": repo.repo_id,
+            "type": head.object_type,
+            "id": head.object_id,
+            "number": fetched.number,
+            "url": (head.payload or {}).get("html_url") or (head.payload or {}).get("url"),
+            "reason": fetched.oddity,
+            "body": body,
+        },
+    )
+
+
 def land_thread(cur: psycopg.Cursor, repo: Repo, pass_name: str, fetched: FetchedThread) -> int:
     """Land a fetched thread and prune what it no longer holds; inside the caller's
     transaction. Returns rows written (versions and tombstones)."""
@@ -183,6 +239,8 @@ def land_thread(cur: psycopg.Cursor, repo: Repo, pass_name: str, fetched: Fetche
         return land(
             cur, repo, pass_name, [RawObject(t, i, fetched.number, None) for t, i in present]
         )
+    if fetched.oddity and fetched.objects:
+        _record_oddity(cur, repo, fetched)
     kept = {(o.object_type, o.object_id) for o in fetched.objects}
     # a review re-read over REST is the same review as its GraphQL node
     kept |= {("review_graphql", i) for t, i in kept if t == "review"}

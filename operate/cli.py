@@ -168,6 +168,8 @@ def _db(args, out: TextIO, env) -> int:
     url = database.configured_url(env)
     paths = database.EmbeddedPaths(database.relore_home(env))
     if args.action == "url":
+        if url is None:
+            paths.require_made()
         writer = url or paths.writer_url()
         print(database.reader_url(writer, env) if args.reader else writer, file=out)
         return EXIT_OK
@@ -208,7 +210,8 @@ def _db(args, out: TextIO, env) -> int:
             "state": database.embedded_status(paths),
             "home": str(paths.home),
         }
-        report["url"] = database.describe(paths.writer_url())
+        if paths.made:  # never a URL to a home that does not exist
+            report["url"] = database.describe(paths.writer_url())
     if args.json:
         print(json.dumps(report), file=out)
     else:

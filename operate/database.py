@@ -96,6 +96,22 @@ class EmbeddedPaths:
     def password(self, user: str) -> str | None:
         return read_passfile(self.passwords).get(user)
 
+    @property
+    def made(self) -> bool:
+        """Has ``relored db start`` made a cluster here (its passwords, or its data)?"""
+        return self.passwords.exists() or (self.data / "PG_VERSION").exists()
+
+    def require_made(self) -> None:
+        """A DatabaseError in one line naming ``RELORE_HOME`` unless :attr:`made`: nothing
+        prints a URL to a home that does not exist."""
+        if not self.made:
+            raise DatabaseError(
+                f"no relore database in {self.home} (RELORE_HOME unset: the first .relore "
+                "from here up, else relore's project root)",
+                "run `relored db start` from the project root, or set RELORE_HOME to the "
+                "home it made (RELORE_DATABASE_URL for another server)",
+            )
+
     def url(
         self, user: str = SUPERUSER, database: str = DATABASE_NAME, *, with_password: bool = True
     ) -> str:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from relore.contract import patterns
+
 ELLIPSIS = "…"
 # ts_headline's FragmentDelimiter in serve/ranking.py
 FRAGMENT_DELIMITER = " … "
@@ -26,11 +28,10 @@ PYTHON_ERROR_LINE = re.compile(
 ERROR_LINE = re.compile(
     PYTHON_ERROR_LINE.pattern + r"|^\s*(FAILED|ERROR)\s|^\s*(fatal\s+)?error(\[\w+\])?:\s"
 )
-# Python's own header and rich's boxed one (`───── Traceback (most recent call last) ─────╮`).
-TRACEBACK_HEADER = re.compile(r"^[\s─━╭┏]*Traceback \(most recent call last\)")
-# A frame's own line: Python's `File "…", line N` and rich's `│ path.py:N in name │`
-# (`│ in <cell line: 23>:23 │` for a notebook cell).
-FRAME = re.compile(r'^\s*File "|^\s*[│┃]\s+(\S+:\d+ in \S|in <[^>]*>:\d+)')
+# Python's own header and rich's boxed one, and a frame's own line: the contract's, which the
+# client reads too (a pasted traceback may be longer than a query: contract/limits.py)
+TRACEBACK_HEADER = patterns.TRACEBACK_HEADER
+FRAME = patterns.TRACEBACK_FRAME
 # A line of nothing but a box's walls and blanks (rich's spacing between frames).
 _BOX_ONLY = re.compile(r"^[\s│┃╭╮╰╯─━]*$")
 # rich's mark on the line a frame raised at

@@ -31,10 +31,13 @@ PLACES = ("title", "count", "before", "after")
 KINDS = {
     # search
     "per_thread_cap": "a thread had more matching documents than the page takes from one (N)",
-    "expanded": "a pasted traceback was split into legs, each searched, then merged",
+    "query_cut": "a pasted traceback longer than a query was cut to its lead, its error line "
+    "and the deepest frames above it before it was searched",
+    "expanded": "a pasted traceback or error line was searched in parts (its error line, test "
+    "ids and file paths as filters; its words as text), then the parts' hits merged",
     "normalized_filters": "the filters as the index compared them",
     "widened": "too few documents carry every term: the page is filled with documents "
-    "carrying enough of them, each hit saying whether it carries every one",
+    "carrying some of them, ranked by BM25, each hit saying how many it carries",
     "trust_lowered": "nothing at the question's trust floor answered: a lower tier is shown",
     "no_matches": "nothing matched (with the filters that zeroed the page)",
     "semantic": "which tiers answered: hits found by meaning alone, or why a question was "
@@ -78,17 +81,39 @@ def filters_text(filters: dict) -> str:
     return ", ".join(f"{k}={_value(v)}" for k, v in filters.items())
 
 
+# a traceback's parts (serve/search._legs), as the expanded notice names them
+_PARTS = {
+    "error": "its error line as a filter",
+    "test": "its test ids as a filter",
+    "file": "its file paths as a filter",
+    "text": "its words",
+}
+
+
 def search(page: dict) -> list[dict]:
     notices = []
     if page.get("per_thread_capped"):
         cap = page["per_thread_cap"]
         text = f"matching documents, at most {cap} per thread"
         notices.append(_notice("per_thread_cap", "count", text, per_thread_cap=cap))
-    if page.get("expanded"):
-        legs = ", ".join(f"{leg['leg']} ({leg['returned']})" for leg in page.get("legs", []))
-        notices.append(
-            _notice("expanded", "before", f"expanded a traceback into legs, merged: {legs}")
+    if page.get("pasted_chars"):
+        n, kept = page["pasted_chars"], len(page.get("query") or "")
+        text = (
+            f"cut: the pasted traceback ({n:,} characters) was searched as its lead, its error "
+            f"line and the deepest frames above it ({kept:,} characters)"
         )
+        notices.append(_notice("query_cut", "before", text, pasted_chars=n))
+    if page.get("expanded"):
+        what = "traceback" if "\n" in (page.get("query") or "").strip() else "error line"
+        parts = ", ".join(
+            f"{_PARTS.get(leg['leg'], leg['leg'])} ({leg['returned']} hits)"
+            for leg in page.get("legs", [])
+        )
+        text = (
+            f"searched the pasted {what} in parts and merged their hits (those found by "
+            f"more parts first): {parts}"
+        )
+        notices.append(_notice("expanded", "before", text))
     if page.get("normalized_filters"):
         shown = "; ".join(
             f"{k}: {', '.join(v) if v else '(nothing: no value normalizes)'}"
@@ -105,7 +130,7 @@ def search(page: dict) -> list[dict]:
                 f"{fill['of']} terms (each hit says how many)"
             )
         else:
-            text = "widened: some legs' hits carry only some of their terms (each hit says)"
+            text = "widened: some hits carry only some of their part's words (each hit says)"
         notices.append(_notice("widened", "before", text))
     if page.get("trust_lowered"):
         lowered = page["trust_lowered"]

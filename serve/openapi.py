@@ -136,8 +136,11 @@ def document() -> dict:
                     "parameters": [
                         _q(
                             "q",
-                            {"type": "string", "maxLength": limits.MAX_QUERY_CHARS},
-                            "words or a traceback",
+                            {"type": "string", "maxLength": limits.MAX_PASTE_CHARS},
+                            f"words or an error line (at most {limits.MAX_QUERY_CHARS} "
+                            f"characters), or a pasted traceback (at most "
+                            f"{limits.MAX_PASTE_CHARS}: cut to its lead, error line and "
+                            "deepest frames, and said in a query_cut notice)",
                         ),
                         _REPO,
                         _q("limit", {"type": "integer", "minimum": 1, "maximum": limits.MAX_HITS}),

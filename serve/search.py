@@ -1,10 +1,13 @@
-"""Corpus-wide search over ``marts.documents``: strict conjunction first, widened only if empty.
+"""Corpus-wide search over ``marts.documents``: strict conjunction first, then every document
+carrying any of the words.
 
 The conjunction is what stops a pasted sentence matching everything, so it always runs
-first and nothing that answered it can be widened away. When it is empty, the terms are
-disjoined and ranked by coverage (how many of the caller's terms a document carries), with
-density only breaking ties — and the page says it widened. The per-thread cap is a window
-function over the ranked matches, so one chatty thread cannot fill the page.
+first and nothing that answered it can be widened away. When it leaves the page short, the
+page is filled by BM25 over the disjunction of the caller's lexemes (every document holding
+any of them, ranked over the whole index), each hit saying how many of the terms it carries
+and showing them — and the page says it widened. A long description or question shares a
+third of its words with the thread that answers it, not half (benchmarks/README.md, #36).
+The per-thread cap applies to the ranked walk, so one chatty thread cannot fill the page.
 """
 
 from __future__ import annotations
@@ -19,10 +22,16 @@ from typing import NamedTuple
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from relore.contract import stamps
+from relore.contract import patterns, stamps
 from relore.contract.envelope import quote
 from relore.contract.limits import MAX_HITS as MAX_LIMIT
-from relore.contract.limits import MAX_QUERY_CHARS, MAX_SIGNAL_VALUES, STATES, TRUST_TIERS
+from relore.contract.limits import (
+    MAX_PASTE_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_SIGNAL_VALUES,
+    STATES,
+    TRUST_TIERS,
+)
 from relore.contract.limits import QUESTION_KINDS as KINDS
 from relore.serve import excerpts, inputs, notices, ranking, repos
 from relore.serve.errors import BadRequest
@@ -72,6 +81,9 @@ class SearchRequest:
     # set only for a question the semantic leg is fused with: fill from documents holding
     # this share of the words (semantic.fusion.QUESTION_FILL_SHARE) instead of FILL_SHARE
     fill_share: float | None = None
+    # set only when the query was a pasted traceback over MAX_QUERY_CHARS: its length before
+    # excerpts.cut reduced it to its lead, its error line and the deepest frames
+    pasted_chars: int | None = None
 
     @property
     def has_signals(self) -> bool:
@@ -99,8 +111,21 @@ class SearchRequest:
         return plain
 
 
+def _query(params) -> tuple[str, int | None]:
+    """The query, and its length before a cut: a pasted traceback (the contract's test) may
+    be MAX_PASTE_CHARS long and is cut to MAX_QUERY_CHARS by the one cutting rule; any other
+    text is refused past MAX_QUERY_CHARS."""
+    raw = params.get("q") or ""
+    pasted = len(raw) > MAX_QUERY_CHARS and patterns.is_pasted_traceback(raw[: MAX_PASTE_CHARS + 1])
+    most = MAX_PASTE_CHARS if pasted else MAX_QUERY_CHARS
+    text = inputs.text(params, "q", most, what="the pasted traceback" if pasted else "the query")
+    if not text or len(text) <= MAX_QUERY_CHARS:
+        return text or "", None
+    return excerpts.cut(text, MAX_QUERY_CHARS)[0], len(text)
+
+
 def parse_request(params) -> SearchRequest:
-    text = inputs.text(params, "q", MAX_QUERY_CHARS, what="the query") or ""
+    text, pasted_chars = _query(params)
     terms = tuple(dict.fromkeys(t.lower() for t in _TERM_RE.findall(text)))[:MAX_TERMS]
     signals = {
         name: inputs.many(params, name, MAX_SIGNAL_VALUES, MAX_QUERY_CHARS) for name in SIGNALS
@@ -123,6 +148,7 @@ def parse_request(params) -> SearchRequest:
         kind=kind,
         since=inputs.date(params, "since"),
         terms=terms,
+        pasted_chars=pasted_chars,
         **signals,
     )
 
@@ -142,12 +168,14 @@ RRF_K = 10
 
 # One pasted line is a failure when it is an error line as relore_error_lines reads one.
 _ERROR_LINE = excerpts.PYTHON_ERROR_LINE
+_MESSAGE = re.compile(r":\s*\S")  # the error line says something after its name
 
 
 def looks_like_a_failure(text: str) -> bool:
-    """A pasted traceback, or a single error line: either is split into legs."""
+    """A pasted traceback, or a single error line with its message (`KeyError: 'x'`):
+    either is split into legs. A lone name (`KeyError`) is a word like any other."""
     if "\n" not in text.strip():
-        return bool(_ERROR_LINE.match(text))
+        return bool(_ERROR_LINE.match(text)) and _MESSAGE.search(text) is not None
     return bool(_ERRORISH.search(text))
 
 
@@ -195,8 +223,11 @@ class Ranked(NamedTuple):
 
 
 # A page shorter than the limit is filled from documents holding at least this share of the
-# caller's lexemes (rounded up, at least one); below it a hit has not earned its slot.
-FILL_SHARE = 0.5
+# caller's lexemes (rounded up, at least one), ranked by BM25 over those they hold. Any one
+# (0): measured on every slice (benchmarks/README.md, #36), half left 102 of 103 questions
+# and every change description with an empty page and cost the error slices nothing when
+# lowered; BM25's idf already puts a document holding one frequent word last.
+FILL_SHARE = 0.0
 
 
 def fill_minimum(n_lexemes: int, share: float | None = None) -> int:
@@ -499,12 +530,26 @@ async def search(conn: AsyncConnection, request: SearchRequest) -> dict:
 
 async def _answer(cur, request: SearchRequest) -> dict:
     """The lexical page, then the semantic leg as the query's route asks (semantic.fusion)."""
-    failure = not request.has_signals and looks_like_a_failure(request.text)
+    failure = not request.has_signals and (
+        request.pasted_chars is not None or looks_like_a_failure(request.text)
+    )
+    unfused = None
     if failure:
         page = await _expanded(cur, request)
     else:
-        page = _page(request, await _run(cur, fusion.lexical_request(request)))
-    return await fusion.answer(cur, request, page, failure=failure, read=_hits_by_meaning)
+        asked = fusion.lexical_request(request)
+        page = _page(request, await _run(cur, asked))
+        if asked != request:  # a fused question's own fill: asked again if meaning is off
+
+            async def unfused() -> dict:
+                return _page(request, await _run(cur, request))
+
+    page = await fusion.answer(
+        cur, request, page, failure=failure, read=_hits_by_meaning, unfused=unfused
+    )
+    if request.pasted_chars is not None:
+        page["pasted_chars"] = request.pasted_chars  # the query is what the cut kept
+    return page
 
 
 async def _hits_by_meaning(cur, repo_id: int, wanted: list, lexemes: list[str]) -> dict:

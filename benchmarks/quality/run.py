@@ -9,12 +9,14 @@ payloads (corpus_github.py) into a private embedded Postgres under ``--home`` (d
 /tmp/relore-quality), ``dbt build`` derives the marts (build_bench.dbt_build), and then every
 item of eval.jsonl is asked of:
 
-* ``grep`` and ``websearch_to_tsquery`` + ``ts_rank`` over the same documents (baselines.py);
+* ``grep`` and ``websearch_to_tsquery`` + ``ts_rank`` over the same documents, and a textbook
+  BM25 over whole threads (``bm25:threads``; baselines.py says how each tokenises);
 * ``relore``, the real service in process (create_app on the reader role, starlette's
   TestClient), with the semantic tier on (``relored embed`` runs after the build unless
   ``--no-embed``): ``/api/v1/search`` with ``kind=failure`` for a pasted error,
   ``kind=rationale&file=PATH`` for a file and its concept words, the bare question for a
-  paraphrase, ``/api/v1/inflight`` for an issue. Diagnostic variants (``relore:…``) change
+  paraphrase, a change description (change.jsonl) and a "PATH: why ...?" (why.jsonl, the
+  text as written, path first), ``/api/v1/inflight`` for an issue. Diagnostic variants (``relore:…``) change
   one thing each, to locate misses; ``relore:lexical`` is the same request with the tier off.
 
 Every system is scored on one page (10 hits, 3 per thread) reduced to threads (metrics.py),
@@ -56,7 +58,11 @@ EVAL = HERE / "eval.jsonl"
 # questions in other words than their thread's, written before any run and frozen
 # (paraphrase_check.py says how)
 PARAPHRASE = HERE / "paraphrase.jsonl"
-SLICES = ("failure", "rationale", "inflight", "paraphrase")
+# descriptions of a change an agent is about to make, and "PATH: why ...?" questions, written
+# before any run and frozen (intent_check.py says how)
+CHANGE = HERE / "change.jsonl"
+WHY = HERE / "why.jsonl"
+SLICES = ("failure", "rationale", "inflight", "paraphrase", "change", "why")
 ROWS = (
     "failure/verbatim",
     "failure/rerun",
@@ -65,8 +71,12 @@ ROWS = (
     "inflight/indexed",
     "inflight/unindexed",
     "paraphrase/question",
+    "change/description",
+    "why/description",
 )
-SYSTEMS = ("grep", "ts_rank", "relore")
+SYSTEMS = ("grep", "ts_rank", "bm25:threads", "relore", "relore:lexical")
+# the systems whose hits are scored as slots (wasted share, hits per page, empty pages)
+SLOTTED = ("relore", "relore:lexical")
 BATCH = 2000
 
 
@@ -128,8 +138,17 @@ def relore_variants(item: dict) -> dict[str, tuple[str, dict]]:
                 {"q": f"{item['file']} {item['query']}", "repo": repo},
             ),
         }
-    if item["slice"] == "paraphrase":  # a question, asked as an agent would
+    if item["slice"] in ("paraphrase", "change"):  # a question or a description, as written
         return {"relore": ("search", {"q": item["query"], "repo": repo})}
+    if item["slice"] == "why":  # as written, the path first; the variant names it as --file
+        described = item["query"].split(": ", 1)[-1]
+        return {
+            "relore": ("search", {"q": item["query"], "repo": repo}),
+            "relore:file-filter": (
+                "search",
+                {"q": described, "repo": repo, "file": item["file"]},
+            ),
+        }
     return {"relore": ("inflight", {"repo": repo, "number": item["number"]})}
 
 
@@ -153,6 +172,8 @@ def ask_relore(client, route: str, params: dict) -> tuple[list, dict]:
     ]
     meta = {
         "shown": shown,
+        # found by the words (a hit only meaning found shows its passage, not the words)
+        "worded": [h.get("matched_by", ["words"]) != ["meaning"] for h in body["hits"]],
         "status": 200,
         "returned": body["returned"],
         "total": body["total"],
@@ -177,6 +198,8 @@ def baseline_query(item: dict) -> str:
 
 def run_items(url: str, items: list[dict], export_root: Path, semantic=None) -> list[dict]:
     index = baselines.export(url, export_root)
+    with psycopg.connect(url) as conn:
+        threads_bm25 = baselines.ThreadBM25(conn)
     reader = database.reader_url(url, env={})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -204,6 +227,9 @@ def run_items(url: str, items: list[dict], export_root: Path, semantic=None) -> 
             answers["grep"] = ([metrics.thread_key(r, n) for r, n, _, _ in ranked], {})
             ranked = baselines.ts_rank(conn, item["repo"], query)
             answers["ts_rank"] = ([metrics.thread_key(r, n) for r, n, _, _ in ranked], {})
+            if item["slice"] != "inflight":
+                ranked = threads_bm25.rank(conn, item["repo"], query)
+                answers["bm25:threads"] = ([metrics.thread_key(r, n) for r, n, _ in ranked], {})
             for name, (route, params) in relore_variants(item).items():
                 answers[name] = ask_relore(client, route, params)
             if item["slice"] != "inflight":  # the same request with the semantic tier off
@@ -244,6 +270,10 @@ def run_items(url: str, items: list[dict], export_root: Path, semantic=None) -> 
                     scored["wasted"] = metrics.wasted(
                         [lexemes(conn, text) for text in shown], lexemes(conn, item["query"])
                     )
+                    worded = meta.pop("worded")
+                    scored["wasted_worded"] = [
+                        w for w, by_words in zip(scored["wasted"], worded, strict=True) if by_words
+                    ]
                 systems[name] = {**scored, **({"meta": meta} if meta else {})}
             row = f"{item['slice']}/{item['form']}"
             results.append({"id": item["id"], "row": row, "split": item["split"], "item": item,
@@ -272,17 +302,30 @@ def lexemes(conn, text: str) -> set[str]:
     return set(row[0])
 
 
-def slot_table(results: list[dict], system: str = "relore") -> str:
-    """Per slice: the wasted share of the hits returned and the mean hits per page."""
-    lines = [f"{'slice/form':20s} {'split':5s} {'n':>4s}  {'wasted':>7s} {'hits/page':>10s}"]
+def slot_table(results: list[dict], systems: tuple[str, ...] = SLOTTED) -> str:
+    """Per slice and system: the wasted share of the hits returned (and of those the words
+    found: a hit only meaning found shows its passage), the mean hits per page, and the pages
+    that came back empty."""
+    lines = [
+        f"{'slice/form':20s} {'system':15s} {'n':>4s}  {'wasted':>7s} {'by words':>8s} "
+        f"{'hits/page':>10s} {'empty':>6s}"
+    ]
     for row_name in ROWS:
-        rows = [r["systems"][system] for r in results if r["row"] == row_name]
-        s = metrics.summary([x for x in rows if "wasted" in x])
-        if s["n"]:
-            lines.append(
-                f"{row_name:20s} {'all':5s} {s['n']:4d}  "
-                f"{s['wasted_share']:7.3f} {s['hits_per_page']:10.2f}"
-            )
+        for system in systems:
+            rows = [
+                r["systems"][system]
+                for r in results
+                if r["row"] == row_name and system in r["systems"]
+            ]
+            s = metrics.summary([x for x in rows if "wasted" in x])
+            if s["n"]:
+                empty = sum(1 for x in rows if "wasted" in x and not x["wasted"])
+                worded = [w for x in rows for w in x.get("wasted_worded", [])]
+                share = sum(worded) / len(worded) if worded else 0.0
+                lines.append(
+                    f"{row_name:20s} {system:15s} {s['n']:4d}  "
+                    f"{s['wasted_share']:7.3f} {share:8.3f} {s['hits_per_page']:10.2f} {empty:6d}"
+                )
     return "\n".join(lines)
 
 
@@ -339,7 +382,9 @@ def main() -> None:
     parser.add_argument("--home", default=os.environ.get("RELORE_QUALITY_HOME",
                         "/tmp/relore-quality"), help="embedded Postgres and work files")  # fmt: skip
     parser.add_argument(
-        "--eval", action="append", help="item files (default eval.jsonl and paraphrase.jsonl)"
+        "--eval",
+        action="append",
+        help="item files (default eval.jsonl, paraphrase.jsonl, change.jsonl, why.jsonl)",
     )
     parser.add_argument(
         "--semantic",
@@ -388,7 +433,7 @@ def main() -> None:
     home = Path(args.home)
     home.mkdir(parents=True, exist_ok=True)
     items = []
-    for path in args.eval or [str(EVAL), str(PARAPHRASE)]:
+    for path in args.eval or [str(EVAL), str(PARAPHRASE), str(CHANGE), str(WHY)]:
         with open(path, encoding="utf-8") as handle:
             items += [json.loads(line) for line in handle if line.strip()]
     items = [
@@ -436,7 +481,10 @@ def main() -> None:
     text, figures = table(results, list(SYSTEMS))
     print(json.dumps({k: report[k] for k in report if k != "eval"}, indent=1))
     print(text)
-    print("\nslots: the wasted share of relore's hits, and hits per page\n" + slot_table(results))
+    print(
+        "\nslots: the wasted share of relore's hits, hits per page, empty pages\n"
+        + slot_table(results)
+    )
     variants = sorted({name for r in results for name in r["systems"]} - set(SYSTEMS))
     variant_text, variant_figures = table(results, ["relore", *variants])
     if args.variants:

@@ -50,11 +50,7 @@ step "relored embed (the semantic tier: a vector per opening-post passage)"
 relored embed
 
 step "relored serve on 127.0.0.1:$PORT"
-if [ -f "$RELORE_HOME/serve.pid" ] && kill -0 "$(cat "$RELORE_HOME/serve.pid")" 2>/dev/null; then
-    old=$(cat "$RELORE_HOME/serve.pid")   # the previous demo's daemon
-    kill "$old"
-    for _ in $(seq 1 100); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
-fi
+bash deploy/local/demo_stop.sh   # the previous demo's daemon
 if python - "$PORT" <<'PY'
 import socket, sys
 s = socket.socket()
@@ -100,5 +96,5 @@ Put relore and relored on your PATH (this shell and its children), then try:
   relore status --json
   psql "\$(relored db url --reader)" -c 'select number, kind, display_state, title from marts.threads limit 5'
   (SQL for analysts: docs/analysts.md)
-Stop everything with: kill \$(cat $RELORE_HOME/serve.pid); relored db stop
+Stop everything with: deploy/local/demo_stop.sh; relored db stop   (make clean also removes $RELORE_HOME)
 EOF

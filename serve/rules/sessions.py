@@ -256,8 +256,7 @@ def log_path(env: Mapping[str, str] | None = None) -> Path:
     explicit = env.get("RELORE_RULES_LOG")
     if explicit:
         return Path(explicit)
-    home = Path(env.get("RELORE_HOME") or Path.cwd() / ".relore")
-    return home / "rules-served.jsonl"
+    return places.relore_home(env) / "rules-served.jsonl"
 
 
 def session_digest(session: str | None) -> str | None:

@@ -125,7 +125,13 @@ def redaction_figures(out: str, tmp: Path) -> None:
 
 
 def quality_figures(out: str, _: Path) -> None:
-    for row in ("failure/verbatim", "rationale/words", "paraphrase/question"):
+    for row in (
+        "failure/verbatim",
+        "rationale/words",
+        "paraphrase/question",
+        "change/description",
+        "why/description",
+    ):
         assert re.search(rf"^{re.escape(row)}\s+\w+\s+\d+\s+[\d.]+", out, re.M), (row, out)
     assert '"measured_at"' in out
 

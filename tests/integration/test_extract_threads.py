@@ -102,6 +102,67 @@ def test_deleted_and_transferred_issues_tombstone_their_whole_thread(db_url, git
         assert all(_current(db_url, "issue_comment", number).values())
 
 
+def _quarantined(db_url, number: int) -> list[str]:
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute(
+            "select reason from ops.quarantine where object_type = 'issue' "
+            "and thread_number = %s order by quarantine_id",
+            (number,),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+@pytest.mark.parametrize("oddity", ["absent", "null", "not a URL"])
+def test_an_issue_whose_repository_url_is_missing_lands_and_is_recorded_not_tombstoned(
+    db_url, github, world, oddity
+):
+    _app, base_url = github
+    number = next(i["number"] for i in world.issues if "pull_request" not in i and i["comments"])
+    _run(db_url, base_url, "thread", numbers=(number,))
+    if oddity == "absent":
+        world.drop_issue_fields(number, "repository_url")
+    else:
+        world.edit_issue(number, repository_url=None if oddity == "null" else 42)
+    report = _run(db_url, base_url, "thread", numbers=(number,))
+    assert report.steps[0].detail is None, report.steps[0].detail  # nothing gone upstream
+    assert not any(_current(db_url, "issue", number).values())
+    comments = _current(db_url, "issue_comment", number)
+    assert len(comments) == len(world.comments_for(number)) and not any(comments.values())
+    reasons = _quarantined(db_url, number)
+    assert len(reasons) == 1 and "repository_url" in reasons[0], reasons
+    _run(db_url, base_url, "thread", numbers=(number,))  # the same oddity again: one record
+    assert len(_quarantined(db_url, number)) == 1
+
+
+def test_a_transfer_is_concluded_from_the_redirect_or_another_repository_named(db_url, world):
+    elsewhere = corpus.generate(seed=9, threads=12, repo="acme/elsewhere")
+    app = fake_github.create_app([world, elsewhere])
+    issues = [i["number"] for i in world.issues if "pull_request" not in i and i["comments"]]
+    moved, named = issues[0], issues[1]
+    with fake_github.serve(app) as base_url:
+        _run(db_url, base_url, "thread", numbers=(moved, named))
+        world.transfer_issue(moved, elsewhere)  # GitHub answers 301 to the new issue
+        world.edit_issue(named, repository_url="https://api.github.com/repos/acme/elsewhere")
+        report = _run(db_url, base_url, "thread", numbers=(moved, named))
+    assert report.steps[0].detail == "2 gone upstream"
+    for number in (moved, named):
+        assert all(_current(db_url, "issue", number).values())
+        assert all(_current(db_url, "issue_comment", number).values())
+    assert _quarantined(db_url, moved) == _quarantined(db_url, named) == []
+
+
+def test_a_redirect_to_the_same_repository_under_a_new_name_is_not_a_transfer(github, world):
+    from relore.extract import threads
+    from relore.extract.landing import Repo
+
+    _app, base_url = github
+    world.former_names.append("acme/threads-old")
+    number = next(i["number"] for i in world.issues if "pull_request" not in i)
+    with GitHubClient(api_url=base_url, token="t", backoff=0.01, env={}) as client:
+        fetched = threads.fetch_thread(client, Repo(world.repo_id, "acme/threads-old"), number)
+    assert fetched.gone is None and fetched.objects[0].object_type == "issue"
+
+
 def test_a_pull_request_listing_more_than_3000_files_is_recorded_as_truncated(
     db_url, github, world
 ):

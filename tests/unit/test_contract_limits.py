@@ -98,7 +98,7 @@ def test_the_openapi_document_states_the_contracts_limits():
         params = paths[f"/api/v1/{route}"]["get"]["parameters"]
         return next(p["schema"] for p in params if p["name"] == name)
 
-    assert schema("search", "q")["maxLength"] == limits.MAX_QUERY_CHARS
+    assert schema("search", "q")["maxLength"] == limits.MAX_PASTE_CHARS  # a traceback's
     assert schema("search", "limit")["maximum"] == limits.MAX_HITS
     assert schema("search", "trust")["enum"] == list(limits.TRUST_TIERS)
     assert schema("thread", "focus")["maxLength"] == limits.MAX_FOCUS_CHARS

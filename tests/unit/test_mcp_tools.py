@@ -47,7 +47,7 @@ def test_tool_schemas_state_the_clis_own_limits(tools):
         "description": f"hits, 1-{limits.MAX_HITS} (default {limits.MAX_HITS})",
         "default": limits.MAX_HITS,
     }
-    assert search["text"]["maxLength"] == limits.MAX_QUERY_CHARS
+    assert search["text"]["maxLength"] == limits.MAX_PASTE_CHARS  # a pasted traceback's
     assert search["trust"]["enum"] == list(limits.TRUST_TIERS)
     assert schemas["rules"]["required"] == ["files", "repo"]
     assert "--" not in str(schemas)  # the CLI's flags are said as the tool's argument names

@@ -36,7 +36,11 @@ def test_examples_of_repo_scoped_verbs_carry_repo(surface):
     for line in text.splitlines():
         for verb in REPO_SCOPED & set(shipped_verbs()):
             for example in re.findall(rf"relore {verb}\b[^`\n]*", line):
-                addressed = re.match(rf"relore {verb} [\w.-]+/[\w.-]+#[0-9N]", example)
+                addressed = re.match(
+                    rf"relore {verb} (?:[\w.-]+/[\w.-]+#|https?://[^/\s]+/[\w.-]+/[\w.-]+/"
+                    r"(?:issues|pull)/)[0-9N]",  # o/n#N, or a pasted URL naming o/n
+                    example,
+                )
                 if (
                     "--repo" not in example
                     and not addressed

@@ -1,0 +1,105 @@
+"""Long queries with the semantic tier off: a description of a change, a question, a "why"
+shares only some of its words with the thread that answers it, and the lexical page must
+still rank that thread (BM25 over every document carrying any of the words), say how many
+of the words each hit carries, and show them."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from fixtures import corpus_payloads as gh
+from fixtures import world as worlds
+from fixtures.reads import search as _search
+
+from relore.extract.landing import RawObject, Repo, land
+from relore.serve.semantic import fusion
+
+REPO = Repo(4343, "acme/longwords")
+OWNER = gh.user("acme", 9100, "Organization")
+AUTHOR = gh.user("writer", 9101)
+T0 = 1_700_000_000
+
+
+def _issue(number: int, title: str, body: str) -> RawObject:
+    payload = gh.plain_issue(
+        REPO.full_name,
+        number,
+        title,
+        body,
+        issue_id=60_000 + number,
+        author=AUTHOR,
+        created=T0 + number,
+    )
+    return RawObject("issue", payload["id"], number, payload)
+
+
+# The thread a long description is about: it carries 5 of the description's 13 lexemes
+# (decoder, cache, gradient, checkpointing, training), well under half.
+RELEVANT = _issue(
+    1,
+    "Decoder crash with gradient checkpointing",
+    "In training the decoder builds a cache while gradient checkpointing recomputes "
+    "activations, and the backward pass crashes.",
+)
+# Threads sharing the description's commonest words only.
+NOISE = [
+    _issue(n, f"Question {n}", "A user reported that generation was slow on a laptop.")
+    for n in range(2, 9)
+]
+# The only document holding a rare word.
+RARE = _issue(20, "Spelling of a plant", "The zanthoxylum test fixture has a typo.")
+
+DESCRIPTION = (
+    "The decoder keeps its cache under gradient checkpointing during training; switch it "
+    "off, warn the user once, and leave inference and generation untouched."
+)
+
+
+def _land_world(landing: worlds.Landing) -> None:
+    repository = gh.repository(REPO.full_name, REPO.repo_id, OWNER, T0, T0, 20)
+    with (
+        psycopg.connect(landing.url, autocommit=True) as conn,
+        conn.transaction(),
+        conn.cursor() as cur,
+    ):
+        land(cur, REPO, "test", [RawObject("repository", REPO.repo_id, None, repository)])
+        land(cur, REPO, "test", [RELEVANT, *NOISE, RARE])
+
+
+WORLD_PART = worlds.Part(REPO.full_name, land=_land_world)
+
+
+@pytest.fixture
+def tier_off(monkeypatch):
+    monkeypatch.setattr(fusion, "ENABLED", False)
+
+
+def test_a_long_query_finds_the_thread_carrying_a_third_of_its_words_with_the_tier_off(
+    indexed_world, tier_off
+):
+    page = _search(indexed_world.url, q=DESCRIPTION, repo=REPO.full_name)
+    assert page["hits"], page
+    top = page["hits"][0]
+    assert top["number"] == 1, [h["number"] for h in page["hits"]]
+    assert top["partial"] == "carries 5 of 13 terms"
+    assert "checkpointing" in top["snippet"]
+    assert page["widened"] is True and page["fill"]["of"] == 13
+
+
+def test_a_query_whose_rare_word_one_document_carries_never_answers_empty(indexed_world, tier_off):
+    page = _search(
+        indexed_world.url, q="zanthoxylum pumpernickel walrus lighthouse", repo=REPO.full_name
+    )
+    assert [h["number"] for h in page["hits"]] == [20]
+    assert page["hits"][0]["partial"] == "carries 1 of 4 terms"
+    assert "zanthoxylum" in page["hits"][0]["snippet"]
+
+
+def test_a_long_question_is_answered_by_its_words_when_meaning_is_unavailable(indexed_world):
+    # the tier is on but this database holds no vectors: a fused question's lexical leg
+    # (half its words) is asked again as an unfused query is, not left empty
+    assert fusion.ENABLED
+    page = _search(indexed_world.url, q=DESCRIPTION, repo=REPO.full_name)
+    assert page["tiers"]["semantic"]["state"] == "off", page["tiers"]
+    assert page["hits"] and page["hits"][0]["number"] == 1
+    assert page["tiers"]["lexical"]["hits"] == len(page["hits"])
