@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: the whole loop on one machine, against a fake GitHub on loopback.
-#   embedded Postgres → fake GitHub → relored extract → dbt build → relored serve → relore
+#   embedded Postgres → fake GitHub → relored extract → relored clone (deploy/local/demo/widgets)
+#   → relored rules load → dbt build → relored embed → relored serve → relore, every verb
 # Safe to run again: the second run lands nothing new and rebuilds nothing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
