@@ -48,12 +48,13 @@ step "relored clone --repo $REPO (a small history this checkout ships: deploy/lo
 # clone's fetch brings nothing new the second time.
 SRC="$LOG/widgets-src"
 rm -rf "$SRC"
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1  # no template, hook or identity of yours
 git init --quiet --initial-branch=main "$SRC"
-GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 \
-    GIT_COMMITTER_NAME="Ann Author" GIT_COMMITTER_EMAIL=ann@example.com \
+GIT_COMMITTER_NAME="Ann Author" GIT_COMMITTER_EMAIL=ann@example.com \
     git -C "$SRC" am --quiet --committer-date-is-author-date "$PWD"/deploy/local/demo/widgets/*.patch \
     || fail "could not build the demo's history in $SRC"
 relored clone --repo "$REPO" --url "$SRC" 2>"$LOG/clone.err" || { cat "$LOG/clone.err"; fail "relored clone failed"; }
+unset GIT_CONFIG_GLOBAL GIT_CONFIG_NOSYSTEM
 
 step "relored rules load --repo $REPO deploy/local/demo/rules.yaml"
 relored rules load --repo "$REPO" deploy/local/demo/rules.yaml
