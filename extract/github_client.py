@@ -109,6 +109,27 @@ def _origin(url: str) -> tuple[str, str, int] | None:
     return scheme, parts.hostname.lower(), port or _DEFAULT_PORTS[scheme]
 
 
+def same_origin(a: str, b: str) -> bool:
+    """Whether two absolute http(s) URLs share scheme, host and port."""
+    return _origin(a) is not None and _origin(a) == _origin(b)
+
+
+# A request given up because nothing answered (no listener, no route, no name): the message
+# `request` raises, "gave up after N attempts, last: ConnectError: … (URL)", as a run stores it
+_UNREACHABLE = re.compile(r"gave up after \d+ attempts, last: Connect(?:Error|Timeout)\b")
+_NAMED_ORIGIN = re.compile(r"\((https?://[^/\s()?#]+)")
+
+
+def unreachable_origin(error: str | None) -> str | None:
+    """The origin (``scheme://host:port``) a stored run error could not connect to, else None:
+    asking the same address again cannot help, unlike a 5xx or a dropped connection."""
+    found = _UNREACHABLE.search(error or "")
+    if found is None:
+        return None
+    named = _NAMED_ORIGIN.findall(error[found.end() :])
+    return named[-1] if named else None
+
+
 def parse_link_header(value: str | None) -> dict[str, str]:
     if not value:
         return {}

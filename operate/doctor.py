@@ -27,6 +27,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 import psycopg
 
+from relore.extract import github_client
 from relore.operate import database, migrations
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
@@ -81,6 +82,29 @@ def _age(seconds: float | None) -> str:
 def _short(text: str | None, limit: int = 200) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _unreachable_action(error: str | None, env) -> str | None:
+    """What to check when a run failed because nothing answered at the GitHub API it asked
+    (the second `make demo` once asked the previous run's fake GitHub): never "wait for the
+    next run", which asks the same address."""
+    asked = github_client.unreachable_origin(error)
+    if asked is None:
+        return None
+    configured = env.get("RELORE_GITHUB_API_URL") or ""
+    if github_client.same_origin(asked, configured or github_client.DEFAULT_API_URL):
+        return (
+            f"nothing answered at {asked}, the API RELORE_GITHUB_API_URL names: check it is up "
+            "and reachable from where the extract runs (a demo's fake GitHub takes a new port "
+            "each run), or set RELORE_GITHUB_API_URL to where it answers; the next run asks "
+            "the same address"
+        )
+    here = configured or f"unset ({github_client.DEFAULT_API_URL})"
+    return (
+        f"the run could not connect to {asked}, but RELORE_GITHUB_API_URL here is {here}: run "
+        "the extract with RELORE_GITHUB_API_URL set to where the API answers (a demo's fake "
+        "GitHub takes a new port each run), else the next run asks the same address"
+    )
 
 
 # --- the checks ------------------------------------------------------------------------------
@@ -399,7 +423,7 @@ def _repos(conn: psycopg.Connection) -> list[tuple[int, str]]:
     return [tuple(r) for r in conn.execute("select repo_id, full_name from ops.repos order by 2")]
 
 
-def check_extract_recent(conn: psycopg.Connection, repos) -> list[Check]:
+def check_extract_recent(conn: psycopg.Connection, repos, env=None) -> list[Check]:
     if not repos:
         return [
             Check(
@@ -444,6 +468,7 @@ def check_extract_recent(conn: psycopg.Connection, repos) -> list[Check]:
                 f"; the latest run ({pass_name}, {_age(ago)}) failed: {_short(error or '?', 160)}"
             )
             level = WARN
+            action = _unreachable_action(error, env or {}) or action
         if age is None or age > EXTRACT_FAIL_HOURS * 3600:
             level = FAIL
         elif age > EXTRACT_WARN_HOURS * 3600:
@@ -452,7 +477,7 @@ def check_extract_recent(conn: psycopg.Connection, repos) -> list[Check]:
     return checks
 
 
-def check_passes(conn: psycopg.Connection, repos) -> list[Check]:
+def check_passes(conn: psycopg.Connection, repos, env=None) -> list[Check]:
     """A pass whose latest runs all failed having landed nothing is wedged: its mark stands
     still while the schedule keeps running it."""
     rows = conn.execute(
@@ -508,6 +533,7 @@ def check_passes(conn: psycopg.Connection, repos) -> list[Check]:
                 failed_empty += 1
             mark = marks.get((repo_id, pass_name))
             where = f"; high-water stuck at {mark}" if mark else ""
+            unreachable = _unreachable_action(latest_error, env or {})
             if failed_empty >= WEDGED_AFTER:
                 bad.append(
                     Check(
@@ -515,7 +541,8 @@ def check_passes(conn: psycopg.Connection, repos) -> list[Check]:
                         f"pass {name} {pass_name}",
                         f"wedged: the last {failed_empty} runs failed landing nothing{where}; "
                         f"last error: {_short(latest_error)}",
-                        "a page GitHub cannot serve, so rerunning will not help: fetch the "
+                        unreachable
+                        or "a page GitHub cannot serve, so rerunning will not help: fetch the "
                         f"threads with `relored extract sweep --repo {name}` and see "
                         "docs/operations.md (a wedged pass)",
                     )
@@ -526,7 +553,8 @@ def check_passes(conn: psycopg.Connection, repos) -> list[Check]:
                         WARN,
                         f"pass {name} {pass_name}",
                         f"the last run failed: {_short(latest_error)}",
-                        "the next scheduled run retries from the mark; FAIL if it fails again",
+                        unreachable
+                        or "the next scheduled run retries from the mark; FAIL if it fails again",
                     )
                 )
         if bad:
@@ -763,8 +791,8 @@ def run_checks(url: str, env=None) -> list[Check]:
         if isinstance(repos, Check):
             checks.append(repos)
             return checks
-        checks += _guarded("extract", lambda: check_extract_recent(conn, repos))
-        checks += _guarded("passes", lambda: check_passes(conn, repos))
+        checks += _guarded("extract", lambda: check_extract_recent(conn, repos, env))
+        checks += _guarded("passes", lambda: check_passes(conn, repos, env))
         checks += _guarded("build", lambda: check_build(conn, repos))
         checks += _guarded("authority", lambda: check_authority(conn, repos))
         checks += _guarded("semantic tier", lambda: check_semantic(conn, repos))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: the whole loop on one machine, against a fake GitHub on loopback.
-#   embedded Postgres → fake GitHub → relored extract → dbt build → relored serve → relore
+#   embedded Postgres → fake GitHub → relored extract → relored clone (deploy/local/demo/widgets)
+#   → relored rules load → dbt build → relored embed → relored serve → relore, every verb
 # Safe to run again: the second run lands nothing new and rebuilds nothing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -41,6 +42,22 @@ echo "listening on $api_url"
 
 step "relored extract --repo $REPO"
 RELORE_GITHUB_API_URL="$api_url" GITHUB_TOKEN=demo-token relored extract --repo "$REPO" --quiet
+
+step "relored clone --repo $REPO (a small history this checkout ships: deploy/local/demo/widgets/)"
+# Built anew each run from the same patches, dates and author: the same commits, so the
+# clone's fetch brings nothing new the second time.
+SRC="$LOG/widgets-src"
+rm -rf "$SRC"
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1  # no template, hook or identity of yours
+git init --quiet --initial-branch=main "$SRC"
+GIT_COMMITTER_NAME="Ann Author" GIT_COMMITTER_EMAIL=ann@example.com \
+    git -C "$SRC" am --quiet --committer-date-is-author-date "$PWD"/deploy/local/demo/widgets/*.patch \
+    || fail "could not build the demo's history in $SRC"
+relored clone --repo "$REPO" --url "$SRC" 2>"$LOG/clone.err" || { cat "$LOG/clone.err"; fail "relored clone failed"; }
+unset GIT_CONFIG_GLOBAL GIT_CONFIG_NOSYSTEM
+
+step "relored rules load --repo $REPO deploy/local/demo/rules.yaml"
+relored rules load --repo "$REPO" deploy/local/demo/rules.yaml
 
 step "dbt build"
 dbt build --quiet --log-path "$LOG/dbt-logs" >"$LOG/dbt.out" 2>&1 || { cat "$LOG/dbt.out"; fail "dbt build failed"; }
@@ -83,6 +100,28 @@ relore search "$QUESTION" --repo "$REPO" --limit 3
 step "relore status"
 relore status
 
+# The last screen: one answer from each verb (the demo's test checks every one is here).
+step "relore thread $REPO#3 --outline"
+relore thread "$REPO#3" --outline --limit 3
+step "relore inflight $REPO#3   (the pull requests that claim to close it)"
+relore inflight "$REPO#3"
+step "relore rules importlib/readers.py --repo $REPO --task ..."
+relore rules importlib/readers.py --repo "$REPO" --task "open resources by path" --refresh --session demo
+step "relore why importlib/readers.py:6 --repo $REPO   (from the clone)"
+relore why importlib/readers.py:6 --repo "$REPO"
+step "relore symbol WidgetEncoder --repo $REPO"
+relore symbol WidgetEncoder --repo "$REPO"
+step "relore grep guess_type --repo $REPO"
+relore grep guess_type --repo "$REPO" --limit 3
+step "relore copies encode_basestring --repo $REPO"
+relore copies encode_basestring --repo "$REPO"
+step "relore map serve --limit 5   (offline, over this checkout's own tree)"
+relore map serve --limit 5
+step "relore defs create_app serve"
+relore defs create_app serve --limit 3
+step "relore refs relore_home --limit 3"
+relore refs relore_home --limit 3
+
 BIN="$(dirname "$(command -v relore)")"
 cat <<EOF
 
@@ -93,6 +132,7 @@ Put relore and relored on your PATH (this shell and its children), then try:
   relore search "Traceback KeyError" --repo $REPO
   relore search "how to configure" --repo $REPO --json
   relore thread $REPO#1
+  relore why json/decoder.py:7 --repo $REPO
   relore status --json
   psql "\$(relored db url --reader)" -c 'select number, kind, display_state, title from marts.threads limit 5'
   (SQL for analysts: docs/analysts.md)

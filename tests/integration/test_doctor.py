@@ -8,8 +8,11 @@ import stat
 
 import psycopg
 import pytest
+from fixtures import daemon as daemons
 from fixtures.legacy_cluster import make_trust_cluster
 
+from relore.extract import checkpoints
+from relore.extract.github_client import GitHubClient, GitHubError
 from relore.operate import database, doctor, migrations
 
 REPO_ID, REPO = 4242, "acme/widgets"
@@ -324,3 +327,56 @@ def test_reader_that_can_create_temporary_tables_fails_the_reader_check(db_url):
     assert checks["reader"].level == doctor.FAIL, text
     assert "can store temporary tables with read-only turned off" in checks["reader"].detail
     assert "relored migrate" in checks["reader"].action
+
+
+def _run_failing_to_connect(db_url: str, api_url: str, pass_name: str) -> None:
+    """A pass's run recorded as the runner records it, its request sent by the real client to
+    ``api_url``, where nothing listens (the address a previous demo's fake GitHub had)."""
+    with (
+        psycopg.connect(db_url, autocommit=True) as conn,
+        GitHubClient(api_url=api_url, max_attempts=2, backoff=0, env={}) as client,
+        pytest.raises(GitHubError, match="ConnectError"),
+        checkpoints.recorded_run(conn, REPO_ID, pass_name, client.stats, lambda: (0, 0)),
+    ):
+        client.get_page(f"repos/{REPO}/issues", params={"state": "all", "per_page": 100})
+
+
+def test_a_pass_that_could_not_connect_to_the_api_names_the_address_not_the_next_run(db_url):
+    """The second `make demo` failed its deletions pass on the previous run's fake GitHub port,
+    and the doctor advised waiting for the next run, which would fail the same way."""
+    _seed_healthy(db_url)
+    gone = f"http://127.0.0.1:{daemons.free_port()}"  # nothing listens there
+    _run_failing_to_connect(db_url, gone, "deletions")
+    now = f"http://127.0.0.1:{daemons.free_port()}"  # where the API answers now
+    checks = {c.name: c for c in doctor.run_checks(db_url, env={"RELORE_GITHUB_API_URL": now})}
+    failed = checks[f"pass {REPO} deletions"]
+    assert failed.level == doctor.WARN, failed
+    assert "next scheduled run" not in failed.action
+    assert gone in failed.action and now in failed.action, failed.action
+    assert "RELORE_GITHUB_API_URL" in failed.action
+    assert "RELORE_GITHUB_API_URL" in checks[f"extract {REPO}"].action
+
+    # the same address configured here: nothing answers at it
+    checks = {c.name: c for c in doctor.run_checks(db_url, env={"RELORE_GITHUB_API_URL": gone})}
+    assert "nothing answered at " + gone in checks[f"pass {REPO} deletions"].action
+
+    # failing again is a wedge; rerunning on the same address still will not help
+    _run_failing_to_connect(db_url, gone, "deletions")
+    checks = {c.name: c for c in doctor.run_checks(db_url, env={"RELORE_GITHUB_API_URL": now})}
+    wedged = checks[f"pass {REPO} deletions"]
+    assert wedged.level == doctor.FAIL, wedged
+    assert "a page GitHub cannot serve" not in wedged.action
+    assert gone in wedged.action and "RELORE_GITHUB_API_URL" in wedged.action
+
+
+def test_a_pass_failing_on_an_http_error_keeps_the_retry_advice(db_url):
+    _seed_healthy(db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(
+            "insert into ops.pass_runs (repo_id, pass_name, finished_at, status, rows_written,"
+            " error) values (%s, 'issues', now(), 'failed', 0, "
+            "'gave up after 6 attempts, last: HTTP 502 (http://127.0.0.1:1/repos/acme/widgets/issues)')",
+            (REPO_ID,),
+        )
+    _, checks, _ = _run(db_url)
+    assert "the next scheduled run retries" in checks[f"pass {REPO} issues"].action

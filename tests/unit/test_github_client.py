@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import socket
+
 import httpx
 import pytest
 from fixtures import http_trap
 
-from relore.extract.github_client import GitHubClient, GitHubError, parse_link_header
+from relore.extract.github_client import (
+    GitHubClient,
+    GitHubError,
+    parse_link_header,
+    unreachable_origin,
+)
 
 CURSOR_NEXT = "https://api.example/repositories/42/issues?per_page=2&after=Y3Vyc29yOnYyOpK0MjAyNC0w%3D%3D&page=2"
 
@@ -224,3 +231,24 @@ def test_a_link_is_stored_relative_to_the_configured_api_or_not_at_all(api, link
     assert client.relative_url(link) == relative
     if relative is not None:
         assert client.relative_url(client.absolute_url(relative)) == relative
+
+
+def test_a_request_nothing_answered_names_its_origin_for_the_doctor():
+    """The second `make demo`'s deletions pass asked the previous fake GitHub's port; the
+    stored error must say which address did not answer, so the doctor can name it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{s.getsockname()[1]}"  # closed when the block ends
+    client = GitHubClient(api_url=gone, max_attempts=2, backoff=0, env={})
+    with pytest.raises(GitHubError) as info:
+        client.get_page("repos/acme/widgets/issues", params={"state": "all"})
+    stored = f"deletions: {info.value}"  # as the runner prefixes its step
+    assert unreachable_origin(stored) == gone
+    assert unreachable_origin(stored[:-1]) == gone  # cut at 2,000 characters
+    for other in (
+        f"gave up after 6 attempts, last: HTTP 502 ({gone}/repos/acme/widgets/issues)",
+        f"gave up after 6 attempts, last: ReadTimeout: timed out ({gone}/x)",
+        "HTTP 422: Validation Failed (ConnectError (http://127.0.0.1:1/x))",
+        None,
+    ):
+        assert unreachable_origin(other) is None, other
