@@ -21,14 +21,13 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from fixtures import fake_github, indexed
 from fixtures import hostile_strings as H
+from fixtures import indexed
 from fixtures import world as worlds
 
 from relore.client import cli as client_cli
 from relore.contract.version import __version__
 from relore.operate import cli as relored
-from relore.serve.app import Settings, create_app
 
 pytestmark = pytest.mark.slow
 
@@ -205,17 +204,8 @@ WORLD_PART = worlds.Part(REPO, land=_land_world)
 
 @pytest.fixture(scope="module")
 def daemon(indexed_world):
-    before = os.environ.get("RELORE_CLONES_DIR")
-    os.environ["RELORE_CLONES_DIR"] = str(indexed_world.clones_dir)  # serve reads its own env
-    reader = indexed_world.reader
-    try:
-        with fake_github.serve(create_app(Settings(reader))) as base_url:
-            yield base_url
-    finally:
-        if before is None:
-            os.environ.pop("RELORE_CLONES_DIR", None)
-        else:
-            os.environ["RELORE_CLONES_DIR"] = before
+    with indexed_world.serving() as base_url:
+        yield base_url
 
 
 _STATE = tempfile.mkdtemp(prefix="relore-hostile-state-")  # rules session tokens, not $HOME

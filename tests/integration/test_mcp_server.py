@@ -27,7 +27,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from fixtures import corpus, fake_github, indexed
+from fixtures import corpus, indexed
 from fixtures import hostile_strings as H
 from fixtures import world as worlds
 from mcp import Client, StdioServerParameters
@@ -36,7 +36,6 @@ from relore.client import cli as client_cli
 from relore.client import mcp_server
 from relore.contract import wire
 from relore.operate import cli as relored
-from relore.serve.app import Settings, create_app
 
 pytestmark = pytest.mark.slow
 
@@ -139,16 +138,8 @@ WORLD_PART = worlds.Part(REPO, corpus=_corpus, land=_land_world)
 
 @pytest.fixture(scope="module")
 def daemon(indexed_world):
-    before = os.environ.get("RELORE_CLONES_DIR")
-    os.environ["RELORE_CLONES_DIR"] = str(indexed_world.clones_dir)  # serve reads its own env
-    try:
-        with fake_github.serve(create_app(Settings(indexed_world.reader))) as base_url:
-            yield base_url
-    finally:
-        if before is None:
-            os.environ.pop("RELORE_CLONES_DIR", None)
-        else:
-            os.environ["RELORE_CLONES_DIR"] = before
+    with indexed_world.serving() as base_url:
+        yield base_url
 
 
 @pytest.fixture(scope="module")

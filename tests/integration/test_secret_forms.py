@@ -30,13 +30,12 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from fixtures import corpus, corpus_pulls, fake_github
+from fixtures import corpus, corpus_pulls
 from fixtures import world as worlds
 
 from relore.client import cli as client_cli
 from relore.contract.version import __version__
 from relore.operate import cli as relored
-from relore.serve.app import Settings, create_app
 
 pytestmark = pytest.mark.slow
 
@@ -220,16 +219,8 @@ WORLD_PART = worlds.Part(REPO, corpus=_corpus, land=_land_clone)
 
 @pytest.fixture(scope="module")
 def daemon(indexed_world):
-    before = os.environ.get("RELORE_CLONES_DIR")
-    os.environ["RELORE_CLONES_DIR"] = str(indexed_world.clones_dir)  # serve reads its own env
-    try:
-        with fake_github.serve(create_app(Settings(indexed_world.reader))) as base_url:
-            yield base_url
-    finally:
-        if before is None:
-            os.environ.pop("RELORE_CLONES_DIR", None)
-        else:
-            os.environ["RELORE_CLONES_DIR"] = before
+    with indexed_world.serving() as base_url:
+        yield base_url
 
 
 @pytest.fixture(scope="module")
