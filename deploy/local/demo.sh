@@ -33,6 +33,9 @@ step "embedded Postgres"
 relored db start
 
 step "fake GitHub serving $REPO ($THREADS generated threads)"
+# emptied here, not by the background job's redirection (which may run after wait_for has
+# read the last run's "listening on" line, and its port)
+: >"$LOG/fake_github.out"
 python tests/fixtures/fake_github.py --repo "$REPO" --threads "$THREADS" --seed 7 --port 0 \
     >"$LOG/fake_github.out" 2>"$LOG/fake_github.err" &
 fake_pid=$!
@@ -82,6 +85,7 @@ then :; else
     echo "port ${RELORE_DEMO_PORT:-8080} is taken; using $PORT"
 fi
 export RELORE_API="http://127.0.0.1:$PORT"
+: >"$LOG/serve.log"  # the last run's "listening on" must not answer wait_for
 nohup relored serve --port "$PORT" >"$LOG/serve.log" 2>&1 &
 echo $! >"$RELORE_HOME/serve.pid"
 wait_for "$LOG/serve.log" "listening on" 30 || fail "relored serve did not start: $(cat "$LOG/serve.log")"
