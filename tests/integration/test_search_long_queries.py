@@ -14,7 +14,7 @@ from fixtures.reads import search as _search
 from relore.extract.landing import RawObject, Repo, land
 from relore.serve.semantic import fusion
 
-REPO = Repo(4343, "acme/longwords")
+REPO = Repo(4949, "acme/longwords")
 OWNER = gh.user("acme", 9100, "Organization")
 AUTHOR = gh.user("writer", 9101)
 T0 = 1_700_000_000
