@@ -109,3 +109,14 @@ order by w.position
 """
 
 REPOSITORIES = "select repo_id from marts.corpus_stats order by repo_id"
+
+# Of some documents (the semantic leg's), those holding fewer than %(holds)s of the caller's
+# lexemes: what the words' count left out, so a page's count is the same at every limit.
+UNWORDED = f"""
+select count(*) as unworded
+from marts.documents as d
+where d.repo_id = %(repo_id)s and d.document_id = any(%(documents)s::text[])
+    and not d.is_deleted
+    and (select count(*) from unnest(%(lexemes)s::text[]) as x
+         where d.search_vector @@ {QUOTED.format("x")}) < %(holds)s
+"""

@@ -220,6 +220,8 @@ class Ranked(NamedTuple):
     fill: dict | None = None
     # the per-thread cap passed over a document the page would otherwise have shown
     capped: bool = False
+    # ``total`` counts documents holding at least this many of the query's lexemes
+    counts_from: int = 0
 
 
 # A page shorter than the limit is filled from documents holding at least this share of the
@@ -305,6 +307,8 @@ class _Walked:
     strict_total: int
     fill: dict | None
     capped: bool
+    # the words a document holds at least to be counted in ``total``
+    counts_from: int = 0
 
 
 async def _prepare(cur, request: SearchRequest, repo_id: int) -> _Prepared:
@@ -327,16 +331,21 @@ def _walk(prepared: _Prepared) -> _Walked:
     request, lexemes, filters = prepared.request, prepared.lexemes, prepared.filters
     searcher = prepared.searcher
     if searcher is None:
-        return _Walked([], False, 0, 0, None, False)
+        return _Walked([], False, 0, 0, None, False, len(lexemes))
     strict = query.build(searcher, lexemes, len(lexemes), filters)
     walk = query.ranked(searcher, strict, request.limit, PER_THREAD, newest_first=not lexemes)
     hits = walk.hits
     strict_total = total = walk.total
     widened, fill, capped = False, None, walk.capped
-    if len(hits) < request.limit and len(lexemes) > 1:
+    minimum = len(lexemes)
+    if len(lexemes) > 1:
         minimum = request.least or fill_minimum(len(lexemes), request.fill_share)
-        if minimum < len(lexemes):
-            wide = query.build(searcher, lexemes, minimum, filters)
+    if minimum < len(lexemes):
+        # the count is of the documents the page is drawn from (every word, then enough of
+        # them), whatever the limit: a full strict page still counts the fill's documents
+        wide = query.build(searcher, lexemes, minimum, filters)
+        total = query.count(searcher, wide)
+        if len(hits) < request.limit:
             taken: dict[int, int] = {}
             for hit in hits:
                 taken[hit.thread] = taken.get(hit.thread, 0) + 1
@@ -352,9 +361,8 @@ def _walk(prepared: _Prepared) -> _Walked:
             if more.hits:
                 widened = True
                 hits = hits + more.hits
-                total = more.total
                 fill = {"minimum": minimum, "of": len(lexemes)}
-    return _Walked(hits, widened, total, strict_total, fill, capped)
+    return _Walked(hits, widened, total, strict_total, fill, capped, minimum)
 
 
 async def _page_rows(cur, repo_id: int, hits: list, lexemes: list[str]) -> dict[str, dict]:
@@ -393,6 +401,7 @@ def _ranked(prepared: _Prepared, walked: _Walked, rows: dict[str, dict]) -> Rank
         walked.strict_total,
         walked.fill,
         walked.capped,
+        walked.counts_from,
     )
 
 
@@ -443,6 +452,7 @@ async def _run(cur, request: SearchRequest) -> Ranked:
         sum(p.strict_total for p in parts),
         next((p.fill for p in parts if p.fill), None),
         any(p.capped for p in parts),
+        parts[0].counts_from,
     )
 
 
@@ -456,6 +466,8 @@ def _page(request: SearchRequest, ranked: Ranked) -> dict:
         "widened": widened,
         "returned": len(rows),
         "total": ranked.total,
+        "counted": "documents",
+        "total_holds": ranked.counts_from,
         "matches": ranked.total,
         "all_terms": ranked.strict_total,
         "per_thread_cap": PER_THREAD,
@@ -620,6 +632,7 @@ async def _expanded(cur, request: SearchRequest) -> dict:
         "widened": any(leg["widened"] for leg in report),
         "returned": len(hits),
         "total": total,
+        "counted": "documents",
         "matches": len(fused),
         "per_thread_cap": PER_THREAD,
         "per_thread_capped": capped,

@@ -289,7 +289,8 @@
 
   function renderSearch(page, params) {
     const summary = $("search-summary");
-    summary.append(el("p", {}, `${page.returned} of ${page.total}`, noticeSpans(page, "count")));
+    const counted = page.counted ? ` ${page.counted}` : "";
+    summary.append(el("p", {}, `${page.returned} of ${page.total}${counted}`, noticeSpans(page, "count")));
     summary.append(...noticeLines(page, "before"));
     const list = $("hits");
     page.hits.forEach((hit) => list.append(hitNode(hit, params)));
