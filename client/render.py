@@ -59,7 +59,8 @@ def search_page(page: dict) -> str:
     if filters:
         head += f" [{filters}]"
     counted = f" {page['counted']}" if page.get("counted") else ""
-    lines = [_qualified(f"{head}: {page['returned']} of {page['total']}{counted}", page, "count")]
+    total = f"{page['total']}" + ("+" if page.get("total_is_lower_bound") else "")
+    lines = [_qualified(f"{head}: {page['returned']} of {total}{counted}", page, "count")]
     lines.extend(_notices(page, "before"))
     for i, hit in enumerate(page["hits"], 1):
         lines.append("")

@@ -42,6 +42,11 @@ from relore.serve.terms import TERM_RE as _TERM_RE
 from relore.serve.thread import thread_identity
 
 PER_THREAD = 3
+# a page with no words (filters only) is threads, each shown by the document that carries
+# the signal: chosen from this many of its newest matching documents; the walk that counts
+# the threads reads at most this many documents (past it the count is a lower bound)
+EVIDENCE_CANDIDATES = 20
+THREADS_WALK_DOCUMENTS = 50_000
 SNIPPET_CHARS = 400
 # a review comment shown by the code it matched on: this much of what it says first
 HUNK_LEAD_CHARS = 160
@@ -222,6 +227,9 @@ class Ranked(NamedTuple):
     capped: bool = False
     # ``total`` counts documents holding at least this many of the query's lexemes
     counts_from: int = 0
+    # what ``total`` counts: documents, or threads (a page with no words)
+    counted: str = "documents"
+    total_is_lower_bound: bool = False
 
 
 # A page shorter than the limit is filled from documents holding at least this share of the
@@ -309,6 +317,8 @@ class _Walked:
     capped: bool
     # the words a document holds at least to be counted in ``total``
     counts_from: int = 0
+    # a page with no words: its threads and their candidate documents
+    threads: query.Threads | None = None
 
 
 async def _prepare(cur, request: SearchRequest, repo_id: int) -> _Prepared:
@@ -332,6 +342,13 @@ def _walk(prepared: _Prepared) -> _Walked:
     searcher = prepared.searcher
     if searcher is None:
         return _Walked([], False, 0, 0, None, False, len(lexemes))
+    if not request.terms:  # filters only: a page of threads, each by its evidence
+        everything = query.build(searcher, [], 0, filters)
+        found = query.threads_newest_first(
+            searcher, everything, request.limit, EVIDENCE_CANDIDATES, THREADS_WALK_DOCUMENTS
+        )
+        hits = [query.Hit(docs[0], thread, 0.0) for thread, docs in found.page if docs]
+        return _Walked(hits, False, found.total, found.total, None, False, 0, found)
     strict = query.build(searcher, lexemes, len(lexemes), filters)
     walk = query.ranked(searcher, strict, request.limit, PER_THREAD, newest_first=not lexemes)
     hits = walk.hits
@@ -402,6 +419,8 @@ def _ranked(prepared: _Prepared, walked: _Walked, rows: dict[str, dict]) -> Rank
         walked.fill,
         walked.capped,
         walked.counts_from,
+        "threads" if walked.threads else "documents",
+        bool(walked.threads and walked.threads.lower_bound),
     )
 
 
@@ -418,6 +437,15 @@ async def _rank_many(cur, prepared: list[_Prepared]) -> list[Ranked]:
     for i in missing:
         by_lexemes.setdefault((prepared[i].repo_id, tuple(prepared[i].lexemes)), []).append(i)
     walk_of = dict(zip(missing, walked, strict=True))
+    for i in missing:
+        if walk_of[i].threads is not None:
+            by_lexemes.pop((prepared[i].repo_id, tuple(prepared[i].lexemes)), None)
+            walk_of[i].hits, lexemes = await _evidence(cur, prepared[i], walk_of[i].threads)
+            rows = await _page_rows(cur, prepared[i].repo_id, walk_of[i].hits, lexemes)
+            for row in rows.values():  # the filter is what it matched, not words
+                row["all_terms"] = True
+            answered[i] = _ranked(prepared[i], walk_of[i], rows)
+            results.put(keys[i], answered[i])
     for (repo_id, lexemes), group in by_lexemes.items():
         hits = {h.document_id: h for i in group for h in walk_of[i].hits}
         rows = await _page_rows(cur, repo_id, list(hits.values()), list(lexemes))
@@ -425,6 +453,31 @@ async def _rank_many(cur, prepared: list[_Prepared]) -> list[Ranked]:
             answered[i] = _ranked(prepared[i], walk_of[i], rows)
             results.put(keys[i], answered[i])
     return answered
+
+
+async def _evidence(cur, prepared: _Prepared, threads: query.Threads) -> tuple[list, list[str]]:
+    """Each thread of a filter-only page by the document that carries the signal (else its
+    newest match), in the page's order; and the filter values' lexemes its snippet is cut
+    around."""
+    request, normalized = prepared.request, prepared.normalized
+    raw = [*request.error, *request.test, *request.symbol, *request.file]
+    await cur.execute(
+        ranking.EVIDENCE,
+        {
+            "repo_id": prepared.repo_id,
+            "documents": [d for _, docs in threads.page for d in docs],
+            **{key: normalized[key] for key in _RESOLVED},
+            "text": " ".join(raw),
+        },
+    )
+    found = await cur.fetchone()
+    chosen = set(found["chosen"])
+    hits = [
+        query.Hit(next(d for d in docs if d in chosen), thread, 0.0)
+        for thread, docs in threads.page
+        if any(d in chosen for d in docs)
+    ]
+    return hits, list(found["lexemes"])
 
 
 async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
@@ -453,6 +506,8 @@ async def _run(cur, request: SearchRequest) -> Ranked:
         next((p.fill for p in parts if p.fill), None),
         any(p.capped for p in parts),
         parts[0].counts_from,
+        parts[0].counted,
+        any(p.total_is_lower_bound for p in parts),
     )
 
 
@@ -466,8 +521,9 @@ def _page(request: SearchRequest, ranked: Ranked) -> dict:
         "widened": widened,
         "returned": len(rows),
         "total": ranked.total,
-        "counted": "documents",
-        "total_holds": ranked.counts_from,
+        "counted": ranked.counted,
+        **({"total_is_lower_bound": True} if ranked.total_is_lower_bound else {}),
+        **({"total_holds": ranked.counts_from} if ranked.counted == "documents" else {}),
         "matches": ranked.total,
         "all_terms": ranked.strict_total,
         "per_thread_cap": PER_THREAD,

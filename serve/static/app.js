@@ -290,7 +290,8 @@
   function renderSearch(page, params) {
     const summary = $("search-summary");
     const counted = page.counted ? ` ${page.counted}` : "";
-    summary.append(el("p", {}, `${page.returned} of ${page.total}${counted}`, noticeSpans(page, "count")));
+    const more = page.total_is_lower_bound ? "+" : "";
+    summary.append(el("p", {}, `${page.returned} of ${page.total}${more}${counted}`, noticeSpans(page, "count")));
     summary.append(...noticeLines(page, "before"));
     const list = $("hits");
     page.hits.forEach((hit) => list.append(hitNode(hit, params)));
