@@ -223,6 +223,8 @@ async def search_endpoint(request: Request) -> Response:
     chosen = inputs.output_format(request.query_params)
     async with _pool(request).connection() as conn:
         page = await _said_where(request, conn, await search_mod.search(conn, search_request))
+    # whether POST /label records anything here: the page at / shows its buttons only then
+    page["labelling"] = bool(request.app.state.settings.labels_path)
     return _page(page, chosen, render.search_page)
 
 
