@@ -77,11 +77,23 @@ CHARSET_REPLY = [
 ]
 
 
+MAIL_TRACEBACK = (
+    "Upgrading to 3.12 broke parsing of forwarded mail for us, every time:\n\n"
+    "Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3.12/email/__init__.py", line 37, in message_from_string\n'
+    "    return Parser(policy=policy).parsestr(s)\n"
+    '  File "/srv/app/mail.py", line 8, in parse\n'
+    "    body = msg.get_content()\n"
+    "AttributeError: 'Message' object has no attribute 'get_content'"
+)
+MAILED = _issue(6, "Forwarded mail", MAIL_TRACEBACK)
+
+
 def _land_world(landing: worlds.Landing) -> None:
-    repository = gh.repository(REPO.full_name, REPO.repo_id, OWNER, T0, T0, 5)
+    repository = gh.repository(REPO.full_name, REPO.repo_id, OWNER, T0, T0, 6)
     objects = [RawObject("repository", REPO.repo_id, None, repository)]
     objects += [TITLED, *REPLIES, EXPLAINED, LOOKALIKE, SYMBOLED, CHARSET, *AGREED]
-    objects += CHARSET_REPLY
+    objects += [*CHARSET_REPLY, MAILED]
     landing.land(REPO, objects)
 
 
@@ -115,6 +127,25 @@ def test_a_filter_only_page_is_threads_each_shown_by_the_document_carrying_the_s
             assert "+1" not in hit["snippet"] and "Thanks" not in hit["snippet"], hit
         assert f"{page['returned']} of 2 threads" in render.search_page(page)
     assert numbers == [5, 4]  # newest activity first
+
+
+def test_a_snippet_is_the_bodys_own_characters_with_every_cut_marked(indexed_world):
+    """ts_headline joined touching fragments with ` … ` inside a line, left cuts at either end
+    unmarked, and could leave out the error line the comment ends with."""
+    for q in ("message attribute get_content", "init message_from_string", "upgrading parser"):
+        page = _search(indexed_world.url, q=q, repo=REPO.full_name)
+        hit = next(h for h in page["hits"] if h["number"] == 6)
+        text = "\n".join(
+            line.removeprefix("> ").removeprefix(">") for line in hit["snippet"].splitlines()
+        )
+        pieces = [p for p in text.replace("\n…\n", " … ").split(" … ") if p.strip("… ")]
+        for piece in pieces:
+            assert piece.strip("… ") in MAIL_TRACEBACK, (q, piece, text)
+        assert text.endswith("AttributeError: 'Message' object has no attribute 'get_content'"), (
+            text
+        )
+        if not MAIL_TRACEBACK.startswith(pieces[0].strip("… ")):
+            assert text.startswith("…"), text
 
 
 def test_the_title_still_finds_the_thread_through_its_opening_post(indexed_world):
