@@ -163,7 +163,7 @@ def main(
         return _mcp(env, stderr)
     try:
         if args.verb == "search":
-            args.text = _query_from_stdin(args.text, sys.stdin if stdin is None else stdin)
+            args.q = _query_from_stdin(args.q, sys.stdin if stdin is None else stdin)
         page, text = run(args, env)
     except Refused as exc:
         print(exc.line, file=stderr)
@@ -251,7 +251,7 @@ def _daemon_verb(args: argparse.Namespace, env) -> tuple[dict, str]:
     try:
         if args.verb == "search":
             params = {
-                "q": args.text,
+                "q": args.q,
                 "repo": args.repo,
                 "limit": args.limit,
                 "trust": args.trust,

@@ -75,7 +75,8 @@ def _search(verbs) -> None:
         "pipe: relore search --repo o/n < traceback.txt",
     )
     s.add_argument(
-        "text",
+        "q",  # the HTTP API's name for it (relore mcp takes `text` too, its old name)
+        metavar="TEXT",
         type=argtypes.query,
         nargs="?",
         default="",

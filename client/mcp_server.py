@@ -136,15 +136,24 @@ def _arguments(verb_parser: argparse.ArgumentParser) -> list[argparse.Action]:
     return [a for a in verb_parser._actions if a.dest not in NOT_TOOL_ARGUMENTS]
 
 
+# an argument's old name over MCP -> its name: still accepted, and stated in the schema
+OLD_NAMES = {"text": "q"}  # search's query was `text` here and `q` over HTTP
+
+
 def input_schema(verb_parser: argparse.ArgumentParser) -> dict:
     """A verb's arguments as a JSON Schema object, read off its parser."""
     actions = _arguments(verb_parser)
     required = [
         a.dest for a in actions if a.required or (not a.option_strings and a.nargs in (None, "+"))
     ]
+    properties = {a.dest: _property(a) for a in actions}
+    for old, name in OLD_NAMES.items():
+        if name in properties:
+            said = f"the same as {name} (its old name)"
+            properties[old] = {**properties[name], "description": said}
     schema = {
         "type": "object",
-        "properties": {a.dest: _property(a) for a in actions},
+        "properties": properties,
         "additionalProperties": False,
     }
     if required:
@@ -178,6 +187,15 @@ def argv(verb: str, verb_parser: argparse.ArgumentParser, arguments: dict) -> li
     and positionals after ``--``, so a value starting with ``-`` stays a value."""
     actions = {a.dest: a for a in _arguments(verb_parser)}
     schema = input_schema(verb_parser)["properties"]
+    arguments = dict(arguments)
+    for old, name in OLD_NAMES.items():
+        if old in arguments and name in actions and old not in actions:
+            if arguments.get(name) is not None and arguments[name] != arguments[old]:
+                raise _bad(verb, f"{old} is the old name of {name}: give one of them")
+            value = arguments.pop(old)
+            arguments.setdefault(name, value)
+            if arguments[name] is None:
+                arguments[name] = value
     unknown = sorted(set(arguments) - set(actions))
     if unknown:
         raise _bad(verb, f"no argument {', '.join(unknown)}; it takes {', '.join(actions)}")

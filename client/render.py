@@ -58,7 +58,9 @@ def search_page(page: dict) -> str:
     head = f"search {shown[:80] + '…' if len(shown) > 80 else shown!r}"
     if filters:
         head += f" [{filters}]"
-    lines = [_qualified(f"{head}: {page['returned']} of {page['total']}", page, "count")]
+    counted = f" {page['counted']}" if page.get("counted") else ""
+    total = f"{page['total']}" + ("+" if page.get("total_is_lower_bound") else "")
+    lines = [_qualified(f"{head}: {page['returned']} of {total}{counted}", page, "count")]
     lines.extend(_notices(page, "before"))
     for i, hit in enumerate(page["hits"], 1):
         lines.append("")

@@ -223,6 +223,8 @@ async def search_endpoint(request: Request) -> Response:
     chosen = inputs.output_format(request.query_params)
     async with _pool(request).connection() as conn:
         page = await _said_where(request, conn, await search_mod.search(conn, search_request))
+    # whether POST /label records anything here: the page at / shows its buttons only then
+    page["labelling"] = bool(request.app.state.settings.labels_path)
     return _page(page, chosen, render.search_page)
 
 
@@ -304,13 +306,22 @@ MARTS_OLDER = (
     "`dbt build` (docs/operations.md, upgrades)"
 )
 POOL_BUSY = "every database connection is busy with other requests: retry in a moment"
+# reachable, but the pool holds no connection to lend and none is lent: it is still opening
+# them (the database was down or starting a moment ago: `relored db start`)
+POOL_CONNECTING = (
+    "the database was unreachable a moment ago and this daemon is still opening its "
+    "connections to it: retry in a few seconds"
+)
+# the server answers, but refuses connections while it starts, stops or recovers
+DATABASE_STARTING = "the database is starting up or shutting down: retry in a few seconds"
 
 
 PROBE_EVERY_S = 1.0
 
 
-async def _reachable(app: Starlette) -> bool:
-    """Whether the database takes a new connection: one probe at a time, its answer kept
+async def _reachable(app: Starlette) -> bool | None:
+    """Whether the database takes a new connection (None: it answers but refuses while it
+    starts or stops): one probe at a time, its answer kept
     for ``PROBE_EVERY_S``, so a flood of 503s is not a flood of connections."""
     state = app.state
     async with state.probe_lock:
@@ -321,6 +332,10 @@ async def _reachable(app: Starlette) -> bool:
             conn = await asyncio.wait_for(
                 psycopg.AsyncConnection.connect(state.settings.database_url), 0.8
             )
+        except psycopg.errors.CannotConnectNow:
+            answer = None  # there, refusing while it starts or stops
+        except psycopg.OperationalError as exc:
+            answer = None if _starting(exc) else False
         except (psycopg.Error, TimeoutError):
             answer = False
         else:
@@ -328,6 +343,21 @@ async def _reachable(app: Starlette) -> bool:
             answer = True
         state.probe = (time.monotonic(), answer)
         return answer
+
+
+def _starting(exc: Exception) -> bool:
+    """A refusal the server gives while it starts, stops or recovers (SQLSTATE 57P03; libpq
+    reports it as a connection failure naming the state)."""
+    text = str(exc)
+    return any(s in text for s in ("starting up", "shutting down", "in recovery mode"))
+
+
+def _lent_out(pool: AsyncConnectionPool) -> bool:
+    """Whether every connection the pool may hold is lent to a request (saturated), as
+    opposed to the pool holding fewer than it may (still connecting)."""
+    stats = pool.get_stats()
+    lent = stats.get("pool_size", 0) - stats.get("pool_available", 0)
+    return lent >= pool.max_size
 
 
 async def _database_error(request: Request, exc: Exception) -> Response:
@@ -338,9 +368,16 @@ async def _database_error(request: Request, exc: Exception) -> Response:
 async def _unavailable_because(request: Request, exc: Exception) -> errors.Unavailable:
     if isinstance(exc, PoolTimeout):
         # saturated (every connection lent out) or down (the pool cannot open one)
-        if await _reachable(request.app):
+        reachable = await _reachable(request.app)
+        if reachable and _lent_out(request.app.state.pool):
             log.warning("pool saturated on %s", request.url.path)
             return errors.Unavailable(POOL_BUSY, retry_after=1)
+        if reachable:
+            log.warning("pool still connecting on %s", request.url.path)
+            return errors.Unavailable(POOL_CONNECTING, retry_after=2)
+        if reachable is None:
+            log.warning("database starting or stopping on %s", request.url.path)
+            return errors.Unavailable(DATABASE_STARTING, retry_after=2)
         log.warning("database unreachable on %s", request.url.path)
         return errors.Unavailable(DATABASE_DOWN, retry_after=5)
     log.warning("database error on %s: %s: %s", request.url.path, type(exc).__name__, exc)

@@ -7,7 +7,9 @@ comments and the opening post on a thread's first page are all cut here.
 
 Search snippets start as ``ts_headline`` fragments, which end on a word: the punctuation
 after a fragment's last word (``KeyError: 'charset'`` → ``'charset``) or before its first is
-dropped. ``restore_edges`` puts it back from the body the fragment was cut from.
+dropped, two fragments that touch are joined with `` … `` as if text were missing, and a cut
+at either end is unmarked. ``restore_edges`` makes them the body's own characters again,
+with ``…`` exactly where text was left out.
 """
 
 from __future__ import annotations
@@ -43,26 +45,60 @@ WINDOW_SHARE = 0.6
 
 
 def restore_edges(headline: str, body: str) -> str:
-    """``ts_headline``'s fragments with the punctuation at their edges given back: each
-    fragment is found in ``body`` and widened over the non-space, non-word characters that
-    touch it (a closing quote, a bracket, a colon). A fragment not found stays as it is."""
-    restored = []
+    """``ts_headline``'s fragments as the body's own characters, with ``…`` exactly where text
+    was left out. Each fragment is found in ``body`` (in order) and widened to whole
+    whitespace-delimited words (ts_headline drops a closing quote, a bracket, a colon, the
+    ``__`` of ``__init__``); fragments with nothing but blanks between them are one text,
+    the body's own blanks between (never `` … `` inside an unbroken line); the body's last
+    error line is shown when no fragment holds it (what a comment that ends with it says);
+    and a cut before the first, between two, or after the last is marked ``…``. A headline
+    holding a fragment not found in the body (a hunk's lines after a lead) is left as it is."""
+    if not headline or not body:
+        return headline
+    spans: list[tuple[int, int]] = []
+    after = 0
     for fragment in headline.split(FRAGMENT_DELIMITER):
-        at = body.find(fragment) if fragment else -1
+        at = body.find(fragment, after)
         if at < 0:
-            restored.append(fragment)
-            continue
+            at = body.find(fragment)
+        if not fragment or at < 0:
+            return headline
         start, end = at, at + len(fragment)
-        while start > 0 and _edge(body[start - 1]):
+        while start > 0 and not body[start - 1].isspace():
             start -= 1
-        while end < len(body) and _edge(body[end]):
+        while end < len(body) and not body[end].isspace():
             end += 1
-        restored.append(body[start:end])
-    return FRAGMENT_DELIMITER.join(restored)
+        spans.append((start, end))
+        after = end
+    error = _last_error_line(body)
+    if error is not None and not any(s <= error[0] and error[1] <= e for s, e in spans):
+        spans.append(error)
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and (start <= merged[-1][1] or not body[merged[-1][1] : start].strip()):
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    parts = [ELLIPSIS + " "] if body[: merged[0][0]].strip() else []
+    for i, (start, end) in enumerate(merged):
+        if i:
+            gap = body[merged[i - 1][1] : start]
+            parts.append(f"\n{ELLIPSIS}\n" if "\n" in gap else FRAGMENT_DELIMITER)
+        parts.append(body[start:end])
+    if body[merged[-1][1] :].strip():
+        parts.append(" " + ELLIPSIS)
+    return "".join(parts)
 
 
-def _edge(char: str) -> bool:
-    return not char.isspace() and not char.isalnum() and char != "_"
+def _last_error_line(body: str) -> tuple[int, int] | None:
+    """Where the body's last error line is (its characters, the line break left out)."""
+    found = None
+    at = 0
+    for line in body.split("\n"):
+        if ERROR_LINE.match(line) and line.strip():
+            found = (at + len(line) - len(line.lstrip()), at + len(line.rstrip()))
+        at += len(line) + 1
+    return found
 
 
 def cut(text: str, chars: int) -> tuple[str, bool]:

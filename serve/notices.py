@@ -49,6 +49,8 @@ KINDS = {
     "files_truncated": "GitHub lists at most 3,000 changed files: a path may be missing",
     "not_found": "the comment asked for is not in this thread",
     "more": "more comments follow: how to read on",
+    "skipped": "the first page shows the ends and the middle: how many comments it left out "
+    "and how to read them in order",
     # inflight
     "not_indexed": "the issue itself is not indexed (claims to close it are)",
     "no_pulls": "no pull request claims to close it",
@@ -173,6 +175,13 @@ def thread(page: dict) -> list[dict]:
     if page.get("missing"):
         kind = "files_truncated" if mode == "files" else "not_found"
         notices.append(_notice(kind, "after", page["missing"]))
+    if mode == "page" and page.get("left_out"):
+        n, after = page["left_out"]["comments"], page["left_out"]["after"]
+        text = (
+            f"{n} comments between those shown are left out: read them in order with --after "
+            f"{after}, or --outline for every comment"
+        )
+        notices.append(_notice("skipped", "after", text, left_out=n, after=after))
     if mode not in ("outline", "files", "full") and page.get("next_after"):
         text = f"more: --after {page['next_after']}, or --outline for every comment"
         notices.append(_notice("more", "after", text, after=page["next_after"]))

@@ -97,8 +97,9 @@ def _said(description: str) -> dict:
     }
 
 
-# a 503 the caller should retry says when: every connection busy (1 s), the database
-# unreachable (5 s, and the error says `relored db start` / RELORE_DATABASE_URL)
+# a 503 the caller should retry says when: every connection busy (1 s), the daemon still
+# opening its connections or the database starting (2 s), the database unreachable (5 s, and
+# the error says `relored db start` / RELORE_DATABASE_URL)
 _RETRY_AFTER = {
     "retry-after": {
         "description": "seconds to wait before retrying",
@@ -116,7 +117,8 @@ _ERRORS = {
     "426": _said("client and daemon versions differ"),
     "503": {
         **_said(
-            "the index is not built, every database connection is busy, a query ran past its "
+            "the index is not built, every database connection is busy, the daemon is still "
+            "opening its connections, the database is starting up, a query ran past its "
             "statement timeout, or the database is unreachable"
         ),
         "headers": _RETRY_AFTER,

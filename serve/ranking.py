@@ -109,3 +109,46 @@ order by w.position
 """
 
 REPOSITORIES = "select repo_id from marts.corpus_stats order by repo_id"
+
+# Of some documents (the semantic leg's), those holding fewer than %(holds)s of the caller's
+# lexemes: what the words' count left out, so a page's count is the same at every limit.
+UNWORDED = f"""
+select count(*) as unworded
+from marts.documents as d
+where d.repo_id = %(repo_id)s and d.document_id = any(%(documents)s::text[])
+    and not d.is_deleted
+    and (select count(*) from unnest(%(lexemes)s::text[]) as x
+         where d.search_vector @@ {QUOTED.format("x")}) < %(holds)s
+"""
+
+# A filter-only page's evidence: of each thread's candidate documents, the one that carries
+# the signal filtered on (an error line in its normal form, the path, test or symbol in its
+# text), newest first; else the thread's newest candidate. And the filter values' lexemes,
+# around which the evidence's snippet is cut.
+EVIDENCE = """
+select array(
+    select distinct d.document_id
+    from (
+        select distinct on (d.thread_number) d.document_id
+        from marts.documents as d
+        where d.repo_id = %(repo_id)s and d.document_id = any(%(documents)s::text[])
+            and not d.is_deleted
+        order by d.thread_number,
+            (
+                exists (select 1 from marts.relore_error_lines(d.body_text) as l
+                        where l.normal_form = any(%(errors)s::text[]))
+                or exists (select 1 from unnest(%(files)s::text[]) as f (p)
+                           where strpos(coalesce(d.path, '') || E'\\n' || d.body_text, f.p) > 0
+                               or strpos(d.body_text, regexp_replace(f.p, '^.*/', '')) > 0)
+                or exists (select 1 from unnest(%(tests)s::text[]) as t (id)
+                           where strpos(d.body_text, regexp_replace(t.id, '^.*::', '')) > 0)
+                or exists (select 1 from unnest(%(symbols)s::text[]) as s (name)
+                           where strpos(d.body_text, regexp_replace(s.name, '^.*\\.', '')) > 0)
+            ) desc,
+            d.created_at desc
+    ) as d
+) as chosen,
+array(
+    select distinct x from unnest(tsvector_to_array(to_tsvector('english', %(text)s))) as x
+) as lexemes
+"""

@@ -42,6 +42,11 @@ from relore.serve.terms import TERM_RE as _TERM_RE
 from relore.serve.thread import thread_identity
 
 PER_THREAD = 3
+# a page with no words (filters only) is threads, each shown by the document that carries
+# the signal: chosen from this many of its newest matching documents; the walk that counts
+# the threads reads at most this many documents (past it the count is a lower bound)
+EVIDENCE_CANDIDATES = 20
+THREADS_WALK_DOCUMENTS = 50_000
 SNIPPET_CHARS = 400
 # a review comment shown by the code it matched on: this much of what it says first
 HUNK_LEAD_CHARS = 160
@@ -220,6 +225,11 @@ class Ranked(NamedTuple):
     fill: dict | None = None
     # the per-thread cap passed over a document the page would otherwise have shown
     capped: bool = False
+    # ``total`` counts documents holding at least this many of the query's lexemes
+    counts_from: int = 0
+    # what ``total`` counts: documents, or threads (a page with no words)
+    counted: str = "documents"
+    total_is_lower_bound: bool = False
 
 
 # A page shorter than the limit is filled from documents holding at least this share of the
@@ -305,6 +315,10 @@ class _Walked:
     strict_total: int
     fill: dict | None
     capped: bool
+    # the words a document holds at least to be counted in ``total``
+    counts_from: int = 0
+    # a page with no words: its threads and their candidate documents
+    threads: query.Threads | None = None
 
 
 async def _prepare(cur, request: SearchRequest, repo_id: int) -> _Prepared:
@@ -327,16 +341,28 @@ def _walk(prepared: _Prepared) -> _Walked:
     request, lexemes, filters = prepared.request, prepared.lexemes, prepared.filters
     searcher = prepared.searcher
     if searcher is None:
-        return _Walked([], False, 0, 0, None, False)
+        return _Walked([], False, 0, 0, None, False, len(lexemes))
+    if not request.terms:  # filters only: a page of threads, each by its evidence
+        everything = query.build(searcher, [], 0, filters)
+        found = query.threads_newest_first(
+            searcher, everything, request.limit, EVIDENCE_CANDIDATES, THREADS_WALK_DOCUMENTS
+        )
+        hits = [query.Hit(docs[0], thread, 0.0) for thread, docs in found.page if docs]
+        return _Walked(hits, False, found.total, found.total, None, False, 0, found)
     strict = query.build(searcher, lexemes, len(lexemes), filters)
     walk = query.ranked(searcher, strict, request.limit, PER_THREAD, newest_first=not lexemes)
     hits = walk.hits
     strict_total = total = walk.total
     widened, fill, capped = False, None, walk.capped
-    if len(hits) < request.limit and len(lexemes) > 1:
+    minimum = len(lexemes)
+    if len(lexemes) > 1:
         minimum = request.least or fill_minimum(len(lexemes), request.fill_share)
-        if minimum < len(lexemes):
-            wide = query.build(searcher, lexemes, minimum, filters)
+    if minimum < len(lexemes):
+        # the count is of the documents the page is drawn from (every word, then enough of
+        # them), whatever the limit: a full strict page still counts the fill's documents
+        wide = query.build(searcher, lexemes, minimum, filters)
+        total = query.count(searcher, wide)
+        if len(hits) < request.limit:
             taken: dict[int, int] = {}
             for hit in hits:
                 taken[hit.thread] = taken.get(hit.thread, 0) + 1
@@ -352,9 +378,8 @@ def _walk(prepared: _Prepared) -> _Walked:
             if more.hits:
                 widened = True
                 hits = hits + more.hits
-                total = more.total
                 fill = {"minimum": minimum, "of": len(lexemes)}
-    return _Walked(hits, widened, total, strict_total, fill, capped)
+    return _Walked(hits, widened, total, strict_total, fill, capped, minimum)
 
 
 async def _page_rows(cur, repo_id: int, hits: list, lexemes: list[str]) -> dict[str, dict]:
@@ -393,6 +418,9 @@ def _ranked(prepared: _Prepared, walked: _Walked, rows: dict[str, dict]) -> Rank
         walked.strict_total,
         walked.fill,
         walked.capped,
+        walked.counts_from,
+        "threads" if walked.threads else "documents",
+        bool(walked.threads and walked.threads.lower_bound),
     )
 
 
@@ -409,6 +437,15 @@ async def _rank_many(cur, prepared: list[_Prepared]) -> list[Ranked]:
     for i in missing:
         by_lexemes.setdefault((prepared[i].repo_id, tuple(prepared[i].lexemes)), []).append(i)
     walk_of = dict(zip(missing, walked, strict=True))
+    for i in missing:
+        if walk_of[i].threads is not None:
+            by_lexemes.pop((prepared[i].repo_id, tuple(prepared[i].lexemes)), None)
+            walk_of[i].hits, lexemes = await _evidence(cur, prepared[i], walk_of[i].threads)
+            rows = await _page_rows(cur, prepared[i].repo_id, walk_of[i].hits, lexemes)
+            for row in rows.values():  # the filter is what it matched, not words
+                row["all_terms"] = True
+            answered[i] = _ranked(prepared[i], walk_of[i], rows)
+            results.put(keys[i], answered[i])
     for (repo_id, lexemes), group in by_lexemes.items():
         hits = {h.document_id: h for i in group for h in walk_of[i].hits}
         rows = await _page_rows(cur, repo_id, list(hits.values()), list(lexemes))
@@ -416,6 +453,31 @@ async def _rank_many(cur, prepared: list[_Prepared]) -> list[Ranked]:
             answered[i] = _ranked(prepared[i], walk_of[i], rows)
             results.put(keys[i], answered[i])
     return answered
+
+
+async def _evidence(cur, prepared: _Prepared, threads: query.Threads) -> tuple[list, list[str]]:
+    """Each thread of a filter-only page by the document that carries the signal (else its
+    newest match), in the page's order; and the filter values' lexemes its snippet is cut
+    around."""
+    request, normalized = prepared.request, prepared.normalized
+    raw = [*request.error, *request.test, *request.symbol, *request.file]
+    await cur.execute(
+        ranking.EVIDENCE,
+        {
+            "repo_id": prepared.repo_id,
+            "documents": [d for _, docs in threads.page for d in docs],
+            **{key: normalized[key] for key in _RESOLVED},
+            "text": " ".join(raw),
+        },
+    )
+    found = await cur.fetchone()
+    chosen = set(found["chosen"])
+    hits = [
+        query.Hit(next(d for d in docs if d in chosen), thread, 0.0)
+        for thread, docs in threads.page
+        if any(d in chosen for d in docs)
+    ]
+    return hits, list(found["lexemes"])
 
 
 async def _run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
@@ -443,6 +505,9 @@ async def _run(cur, request: SearchRequest) -> Ranked:
         sum(p.strict_total for p in parts),
         next((p.fill for p in parts if p.fill), None),
         any(p.capped for p in parts),
+        parts[0].counts_from,
+        parts[0].counted,
+        any(p.total_is_lower_bound for p in parts),
     )
 
 
@@ -456,6 +521,9 @@ def _page(request: SearchRequest, ranked: Ranked) -> dict:
         "widened": widened,
         "returned": len(rows),
         "total": ranked.total,
+        "counted": ranked.counted,
+        **({"total_is_lower_bound": True} if ranked.total_is_lower_bound else {}),
+        **({"total_holds": ranked.counts_from} if ranked.counted == "documents" else {}),
         "matches": ranked.total,
         "all_terms": ranked.strict_total,
         "per_thread_cap": PER_THREAD,
@@ -620,6 +688,7 @@ async def _expanded(cur, request: SearchRequest) -> dict:
         "widened": any(leg["widened"] for leg in report),
         "returned": len(hits),
         "total": total,
+        "counted": "documents",
         "matches": len(fused),
         "per_thread_cap": PER_THREAD,
         "per_thread_capped": capped,

@@ -8,6 +8,7 @@ a page, and narrows an outline (widening rather than emptying).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from psycopg import AsyncConnection
@@ -278,6 +279,13 @@ def _page(page: dict, rows: list[dict], request: ThreadRequest) -> dict:
     else:
         chosen = _ends_and_middle(rows, request.limit)
         page["selection"] = "ends and middle" if len(rows) > request.limit else "all"
+        # the comments left out, and the --after id that reads them in order from the first gap
+        gap = next(
+            (a for a, b in itertools.pairwise(chosen) if b["position"] > a["position"] + 1),
+            None,
+        )
+        if gap is not None:
+            page["left_out"] = {"comments": len(rows) - len(chosen), "after": gap["id"]}
     page["comments"] = [comment_row(r) for r in chosen]
     page["returned"] = len(chosen)
     if chosen and chosen[-1]["position"] < len(rows):

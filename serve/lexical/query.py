@@ -172,3 +172,50 @@ def ranked(
             break
         offset += STEP
     return Walk(chosen, total, capped)
+
+
+# a filter-only walk reads every match: in larger steps than a ranked page's
+WALK_STEP = 1024
+
+
+@dataclass(frozen=True)
+class Threads:
+    # the first ``limit`` threads, newest activity first, each with its newest matching
+    # documents (at most ``per_thread``): the candidates its evidence is chosen from
+    page: list[tuple[int, list[str]]]
+    # threads matching (a lower bound when the walk stopped at ``max_documents``)
+    total: int
+    lower_bound: bool = False
+
+
+def threads_newest_first(
+    searcher: tantivy.Searcher, query: Query, limit: int, per_thread: int, max_documents: int
+) -> Threads:
+    """A page of threads for a query with no words (filters only): every matching document
+    walked newest first, grouped by thread in the order each thread first appears."""
+    order: list[int] = []
+    candidates: dict[int, list[str] | None] = {}  # None: a thread past the page
+    offset = 0
+    lower_bound = False
+    while True:
+        found = searcher.search(
+            query, limit=WALK_STEP, offset=offset, order_by_field=schema.CREATED
+        )
+        hits = found.hits
+        if not hits:
+            break
+        threads = searcher.fast_field_values(schema.THREAD, [address for _, address in hits])
+        for (_, address), thread in zip(hits, threads, strict=True):
+            if thread not in candidates:
+                order.append(thread)
+                candidates[thread] = [] if len(order) <= limit else None
+            docs = candidates[thread]
+            if docs is not None and len(docs) < per_thread:
+                docs.append(searcher.doc(address)[schema.DOCUMENT][0])
+        if len(hits) < WALK_STEP:
+            break
+        offset += WALK_STEP
+        if offset >= max_documents:
+            lower_bound = True
+            break
+    return Threads([(t, candidates[t]) for t in order[:limit]], len(order), lower_bound)

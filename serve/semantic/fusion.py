@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
+from relore.serve import ranking
 from relore.serve.semantic import nearest
 
 # RELORE_SEMANTIC=off: a daemon that never asks the semantic leg (and says so on its pages)
@@ -138,9 +139,9 @@ async def answer(cur, request, page: dict, *, failure: bool, read, unfused=None)
     entries, scores = fuse(page["hits"], found, request.limit)
     wanted = [SemanticHit(e.document_id, e.similarity) for kind, e in entries if kind == "semantic"]
     read_back = {}
+    await cur.execute(_LEXEMES, {"text": " ".join(request.terms)})
+    lexemes = list((await cur.fetchone())["lexemes"])
     if wanted:
-        await cur.execute(_LEXEMES, {"text": " ".join(request.terms)})
-        lexemes = list((await cur.fetchone())["lexemes"])
         read_back = await read(cur, request.repo_id, wanted, lexemes)
     near_of = {n.thread_number: n for n in found}
     hits = []
@@ -162,10 +163,21 @@ async def answer(cur, request, page: dict, *, failure: bool, read, unfused=None)
         if chosen.fused:
             hit["score"] = round(scores[hit["number"]], 4)
         hits.append(hit)
-    # the page drew on the words' matches and the threads only meaning found
-    worded = {h["number"] for h in page["hits"]}
-    only_meaning = sum(1 for n in found if n.thread_number not in worded)
-    page.update(hits=hits, returned=len(hits), total=page["total"] + only_meaning)
+    # the page drew on the documents the words match and those only meaning found: counted
+    # as documents, whatever the limit (never the page's threads added to a count of documents)
+    unworded = 0
+    if found:
+        await cur.execute(
+            ranking.UNWORDED,
+            {
+                "repo_id": request.repo_id,
+                "documents": [n.document_id for n in found],
+                "lexemes": lexemes,
+                "holds": page.get("total_holds") or max(1, len(lexemes)),
+            },
+        )
+        unworded = int((await cur.fetchone())["unworded"])
+    page.update(hits=hits, returned=len(hits), total=page["total"] + unworded)
     by_meaning = sum(1 for h in hits if h["matched_by"] == ["meaning"])
     return said("answered", threads=len(found), hits_by_meaning_only=by_meaning)
 

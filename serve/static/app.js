@@ -289,10 +289,13 @@
 
   function renderSearch(page, params) {
     const summary = $("search-summary");
-    summary.append(el("p", {}, `${page.returned} of ${page.total}`, noticeSpans(page, "count")));
+    const counted = page.counted ? ` ${page.counted}` : "";
+    const more = page.total_is_lower_bound ? "+" : "";
+    summary.append(el("p", {}, `${page.returned} of ${page.total}${more}${counted}`, noticeSpans(page, "count")));
     summary.append(...noticeLines(page, "before"));
     const list = $("hits");
-    page.hits.forEach((hit) => list.append(hitNode(hit, params)));
+    // the daemon says whether it records labels: no buttons that can only fail
+    page.hits.forEach((hit) => list.append(hitNode(hit, params, page.labelling === true)));
     $("search-after").append(...noticeLines(page, "after"));
   }
 
@@ -300,7 +303,7 @@
     return el("span", { class: `trust trust-${trust || "unknown"}` }, `[${trust || "?"}]`);
   }
 
-  function hitNode(hit, params) {
+  function hitNode(hit, params, labelling) {
     const open = el(
       "a",
       { class: "hit-open", href: hashFor("thread", { repo: hit.repo, number: hit.number }) },
@@ -323,7 +326,7 @@
         hit.meaning ? ` (${hit.meaning})` : null,
       ),
       el("pre", { class: "snippet" }, hit.snippet || ""),
-      labelNode(hit, params),
+      labelling ? labelNode(hit, params) : null,
     );
   }
 

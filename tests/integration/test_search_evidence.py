@@ -61,12 +61,39 @@ REPLIES = [_comment(1, 700 + i, text) for i, text in enumerate(NOISE)]
 EXPLAINED = _comment(1, 710, "The tokenizer padding side must be left for batched generation.")
 LOOKALIKE = _issue(2, "Unrelated loader", "The loader lives in src/pkg/myXmod.py and works.")
 SYMBOLED = _issue(3, "Config reader", "`acme.config.Reader.load` ignores the environment.")
+# an error reported in an opening post, then replies that only agree (the newest last)
+CHARSET_TRACEBACK = (
+    "Parsing a mail without a charset fails:\n\nTraceback (most recent call last):\n"
+    '  File "src/pkg/mail.py", line 12, in parse\n    return headers["charset"]\n'
+    "KeyError: 'charset'"
+)
+CHARSET = _issue(4, "Mail parsing fails", CHARSET_TRACEBACK)
+AGREED = [_comment(4, 740, "+1, same here."), _comment(4, 741, "Same on 3.12, any news?")]
+# and one where a reply carries it, under an opening post that does not
+CHARSET_REPLY = [
+    _issue(5, "Headers lost on forward", "Forwarding drops the headers."),
+    _comment(5, 750, "It fails for me when forwarding:\nKeyError: 'charset'"),
+    _comment(5, 751, "Thanks for the report"),
+]
+
+
+MAIL_TRACEBACK = (
+    "Upgrading to 3.12 broke parsing of forwarded mail for us, every time:\n\n"
+    "Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3.12/email/__init__.py", line 37, in message_from_string\n'
+    "    return Parser(policy=policy).parsestr(s)\n"
+    '  File "/srv/app/mail.py", line 8, in parse\n'
+    "    body = msg.get_content()\n"
+    "AttributeError: 'Message' object has no attribute 'get_content'"
+)
+MAILED = _issue(6, "Forwarded mail", MAIL_TRACEBACK)
 
 
 def _land_world(landing: worlds.Landing) -> None:
-    repository = gh.repository(REPO.full_name, REPO.repo_id, OWNER, T0, T0, 3)
+    repository = gh.repository(REPO.full_name, REPO.repo_id, OWNER, T0, T0, 6)
     objects = [RawObject("repository", REPO.repo_id, None, repository)]
-    objects += [TITLED, *REPLIES, EXPLAINED, LOOKALIKE, SYMBOLED]
+    objects += [TITLED, *REPLIES, EXPLAINED, LOOKALIKE, SYMBOLED, CHARSET, *AGREED]
+    objects += [*CHARSET_REPLY, MAILED]
     landing.land(REPO, objects)
 
 
@@ -81,6 +108,44 @@ def test_a_reply_never_fills_a_slot_through_its_threads_title(indexed_world):
     # the reply that says the words itself is found, on its own text
     widened = _search(indexed_world.url, q="padding side batched", repo=REPO.full_name)
     assert any("padding side must be left" in h["snippet"] for h in widened["hits"])
+
+
+def test_a_filter_only_page_is_threads_each_shown_by_the_document_carrying_the_signal(
+    indexed_world,
+):
+    """`--error "KeyError: 'charset'"` once listed three comments of one thread, the first
+    "+1, same here.": a page with no words is threads, newest first, each by its evidence."""
+    for limit in (1, 3, 10):
+        page = _search(
+            indexed_world.url, error="KeyError: 'charset'", repo=REPO.full_name, limit=limit
+        )
+        numbers = [h["number"] for h in page["hits"]]
+        assert len(numbers) == len(set(numbers)) == min(limit, 2), page["hits"]
+        assert (page["counted"], page["total"]) == ("threads", 2)
+        for hit in page["hits"]:
+            assert "KeyError: 'charset'" in hit["snippet"], hit
+            assert "+1" not in hit["snippet"] and "Thanks" not in hit["snippet"], hit
+        assert f"{page['returned']} of 2 threads" in render.search_page(page)
+    assert numbers == [5, 4]  # newest activity first
+
+
+def test_a_snippet_is_the_bodys_own_characters_with_every_cut_marked(indexed_world):
+    """ts_headline joined touching fragments with ` … ` inside a line, left cuts at either end
+    unmarked, and could leave out the error line the comment ends with."""
+    for q in ("message attribute get_content", "init message_from_string", "upgrading parser"):
+        page = _search(indexed_world.url, q=q, repo=REPO.full_name)
+        hit = next(h for h in page["hits"] if h["number"] == 6)
+        text = "\n".join(
+            line.removeprefix("> ").removeprefix(">") for line in hit["snippet"].splitlines()
+        )
+        pieces = [p for p in text.replace("\n…\n", " … ").split(" … ") if p.strip("… ")]
+        for piece in pieces:
+            assert piece.strip("… ") in MAIL_TRACEBACK, (q, piece, text)
+        assert text.endswith("AttributeError: 'Message' object has no attribute 'get_content'"), (
+            text
+        )
+        if not MAIL_TRACEBACK.startswith(pieces[0].strip("… ")):
+            assert text.startswith("…"), text
 
 
 def test_the_title_still_finds_the_thread_through_its_opening_post(indexed_world):
@@ -199,9 +264,10 @@ def test_a_small_build_refreshes_only_its_threads_and_the_new_words_are_found(
     run_dbt(world_copy, tmp_path, "build")
     page = _search(world_copy, q="quokka", repo=REPO.full_name)
     assert [(h["number"], h["document_id"]) for h in page["hits"]] == [(2, "issue_comment:720")]
-    # the thread's new file is a filter term now, on every document of the thread
+    # the thread's new file is a filter term now (on every document of the thread): a page
+    # of threads, the thread shown by the comment that names the file
     page = _search(world_copy, q="", file="quokka_io.py", repo=REPO.full_name)
-    assert {h["document_id"] for h in page["hits"]} == {"opening_post:60002", "issue_comment:720"}
+    assert [h["document_id"] for h in page["hits"]] == ["issue_comment:720"]
     after = store.Current.read(indexes.reader(REPO.repo_id).repo_dir)
     # the same generation, refreshed in place: one thread re-read, not the repository
     assert after.generation == before.generation

@@ -19,6 +19,7 @@ from relore.client import render
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import cli as relored
 from relore.operate import embed
+from relore.serve.semantic import fusion
 from relore.serve.semantic.encoder import Encoder
 
 REPO = Repo(4747, "acme/meaning")
@@ -234,3 +235,27 @@ def test_without_pgvector_the_search_answers_by_words_and_embed_says_why(copy, p
     code, _, err = _embed(url)
     assert code == 3
     assert "CREATE EXTENSION vector" in err
+
+
+@pytest.mark.parametrize("tier", ["on", "off"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        QUESTION,
+        "worker pool memory process",  # no document holds every word: the page is a fill
+        "worker pool hangs",  # one document holds every word; the rest fill
+    ],
+)
+def test_the_count_is_the_same_at_every_limit(copy, monkeypatch, tier, question):
+    """The count is of documents, named so, and does not move with --limit (it once added
+    the threads only meaning found off this page to a count of documents)."""
+    url, _ = copy
+    _embed(url)
+    monkeypatch.setattr(fusion, "ENABLED", tier == "on")
+    pages = {n: _search(url, q=question, repo=REPO.full_name, limit=n) for n in (1, 3, 10)}
+    totals = {n: page["total"] for n, page in pages.items()}
+    assert len(set(totals.values())) == 1, totals
+    for page in pages.values():
+        assert page["counted"] == "documents"
+        assert page["total"] >= page["returned"]
+        assert f": {page['returned']} of {page['total']} documents" in render.search_page(page)

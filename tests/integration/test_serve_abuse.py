@@ -102,6 +102,28 @@ def test_daemon_started_with_the_database_down_says_what_to_do_within_2s(path, c
     _no_tracebacks(caplog)
 
 
+def test_a_database_started_after_the_daemon_is_not_called_a_busy_pool(db_url, tmp_path):
+    """Right after `relored db start` under a running daemon, nothing else runs: the pool is
+    still opening its connections, which is not "every connection is busy"."""
+    reader = database.reader_url(db_url, env={})
+    socket_dir = psycopg.conninfo.conninfo_to_dict(reader)["host"]
+    later = tmp_path / "socket-later"  # the database's socket directory, not there yet
+    url = psycopg.conninfo.make_conninfo(reader, host=str(later))
+    with _client(create_app(Settings(url))) as client:
+        down = client.get("/api/v1/status", headers=HEADERS)
+        assert down.status_code == 503 and "relored db start" in down.json()["error"]
+        for _ in range(4):  # the pool fails again and again, and backs off longer each time
+            client.get("/api/v1/status", headers=HEADERS)
+            time.sleep(1.5)
+        later.symlink_to(socket_dir)  # the database is up now
+        time.sleep(1.1)  # past the reachability probe's kept answer
+        response = client.get("/api/v1/status", headers=HEADERS)
+    if response.status_code == 503:
+        error = response.json()["error"]
+        assert "busy" not in error, error
+        assert "retry" in error and "retry-after" in response.headers
+
+
 def test_readyz_before_the_first_build_says_to_run_it(db_url):
     """Migrated, never built: alive (/healthz) but not ready, and the page says the fix."""
     with _client(create_app(Settings(database.reader_url(db_url, env={})))) as client:

@@ -16,6 +16,7 @@ from fixtures import corpus, fake_github
 from fixtures import world as worlds
 
 from relore.client import cli as client_cli
+from relore.client import render
 from relore.contract.version import __version__
 from relore.operate import cli as relored
 from relore.operate import database
@@ -462,6 +463,26 @@ def test_thread_page_holds_at_most_ten_comments_the_ends_and_the_middle(api, sli
     assert ids[0] == order[0] and ids[-1] == order[-1], "the ends are the thread's ends"
     assert all(len(row["line"]) <= 62 for row in outline["outline"])  # "> " + 60 chars
     assert outline["returned"] == outline["total"] == total
+
+
+def test_the_first_thread_page_says_how_to_read_the_comments_it_left_out(api, slice_db):
+    """The default page (ends and middle) once skipped comments in silence; the --after page
+    said how to read on. Both say it: the gap's size, and the --after id that reads it."""
+    number = _longest_thread(slice_db)
+    page = api.get("/api/v1/thread", params={"repo": REPO, "number": number}).json()
+    assert page["selection"] == "ends and middle"
+    order = [
+        row["id"]
+        for row in api.get(
+            "/api/v1/thread", params={"repo": REPO, "number": number, "mode": "outline"}
+        ).json()["outline"]
+    ]
+    shown = [c["id"] for c in page["comments"]]
+    first_gap = next(i for i, (a, b) in enumerate(zip(shown, order, strict=False)) if a != b)
+    notice = next(n for n in page["notices"] if n["kind"] == "skipped")
+    assert notice["after"] == shown[first_gap - 1] and notice["left_out"] == len(order) - 10
+    assert f"--after {shown[first_gap - 1]}" in notice["text"] and "--outline" in notice["text"]
+    assert notice["text"] in render.thread_page(page)
 
 
 def test_thread_after_reads_on_in_order_and_comment_serves_one_whole(api, slice_db):

@@ -120,7 +120,50 @@ def test_restored_edges_give_back_the_quote_ts_headline_drops():
     # what ts_headline returns for the query charset (PostgreSQL 18)
     assert excerpts.restore_edges("File x.py, line 3\nKeyError: 'charset", body) == body
     two = "see (first) and then 'second' end"
-    assert excerpts.restore_edges("first … second", two) == "(first) … 'second'"
+    assert excerpts.restore_edges("first … second", two) == "… (first) … 'second' …"
+
+
+MAIL_TRACEBACK = (
+    "Upgrading to 3.12 broke parsing:\n\n"
+    "Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3.12/email/__init__.py", line 37, in message_from_string\n'
+    "    return Parser(policy=policy).parsestr(s)\n"
+    '  File "/srv/app/mail.py", line 8, in parse\n'
+    "    body = msg.get_content()\n"
+    "AttributeError: 'Message' object has no attribute 'get_content'"
+)
+
+
+def _pieces(snippet: str) -> list[str]:
+    """A snippet's texts between its cut marks."""
+    return [p for p in snippet.replace("\n…\n", " … ").split(" … ") if p.strip("… ")]
+
+
+def test_two_fragments_that_touch_are_the_bodys_own_line_not_a_cut():
+    """ts_headline joined `'Message'` and `object` with ` … ` inside an unbroken line."""
+    headline = "AttributeError: 'Message … object has no attribute 'get_content"
+    shown = excerpts.restore_edges(headline, MAIL_TRACEBACK)
+    assert shown.endswith("AttributeError: 'Message' object has no attribute 'get_content'")
+    assert shown.startswith("… ")  # the text before it was left out, and says so
+    for piece in _pieces(shown):
+        assert piece.strip("… ") in MAIL_TRACEBACK, piece
+
+
+def test_a_cut_at_either_end_is_marked_and_a_word_is_never_split():
+    """`> init__` and `…", line`: the fragment began inside `__init__.py` and ended early."""
+    headline = 'init__.py", line 37, in message_from_string'
+    shown = excerpts.restore_edges(headline, MAIL_TRACEBACK)
+    assert '"/usr/lib/python3.12/email/__init__.py", line 37' in shown
+    assert shown.startswith("… ")
+    # the comment ends with its error line: shown after a marked cut, never left out
+    assert shown.endswith("\n…\nAttributeError: 'Message' object has no attribute 'get_content'")
+    for piece in _pieces(shown):
+        assert piece.strip("… ") in MAIL_TRACEBACK, piece
+
+
+def test_a_whole_body_shown_has_no_marks():
+    body = "KeyError: 'charset'"
+    assert excerpts.restore_edges("KeyError: 'charset", body) == body
 
 
 def test_a_fragment_not_in_the_body_is_left_as_it_is():

@@ -83,3 +83,17 @@ def test_relore_mcp_without_the_sdk_says_which_extra_to_install():
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"{int(ExitStatus.ERROR)} relore mcp: needs the MCP SDK")
     assert "pip install 'relore[mcp]'" in result.stdout
+
+
+def test_the_search_query_is_q_as_over_http_and_text_is_still_taken(tools):
+    """The query was ``q`` over HTTP and ``text`` over MCP: one name, ``q`` (the HTTP API's,
+    the older public one); ``text``, MCP's old spelling, is still accepted."""
+    schema = mcp_server.input_schema(tools.verb_parsers["search"])["properties"]
+    assert "q" in schema and "the same as q" in schema["text"]["description"]
+    parser = tools.verb_parsers["search"]
+    for arguments in ({"q": "-KeyError x", "repo": "a/b"}, {"text": "-KeyError x", "repo": "a/b"}):
+        args = tools.parser.parse_args(mcp_server.argv("search", parser, arguments))
+        assert (args.q, args.repo) == ("-KeyError x", "a/b")
+    with pytest.raises(Refused) as refused:
+        mcp_server.argv("search", parser, {"q": "a", "text": "b"})
+    assert refused.value.status == ExitStatus.USAGE and "q" in refused.value.line

@@ -150,3 +150,31 @@ def test_a_page_from_a_standby_that_is_behind_says_so_first_and_no_other_does(wh
     got = notices.standby_behind(where)
     assert [n["text"] for n in got] == ([said] if said else [])
     assert all(n["place"] == "before" for n in got)
+
+
+def test_the_label_buttons_show_only_when_the_daemon_says_it_records_labels(recorded, tmp_path):
+    """They once showed on every daemon, and on one without RELORE_LABELS_PATH every click
+    failed: the search page says ``labelling``, and the page shows the buttons only then."""
+    name, entry = next(
+        (n, e) for n, e in sorted(recorded.items()) if e["route"] == "search" and e["page"]["hits"]
+    )
+    params = urllib.parse.urlencode({k: str(v) for k, v in entry["params"].items()})
+    cases = [
+        {
+            "name": f"{name}-{on}",
+            "hash": f"#/search?{params}",
+            "answers": {"search": {**entry["page"], "labelling": on}},
+        }
+        for on in (True, False)
+    ]
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps(cases), encoding="utf-8")
+    result = subprocess.run(
+        [_node(), str(FIXTURES / "web_dom.js"), str(web.STATIC / "app.js"),
+         str(web.STATIC / "index.html"), str(path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    hits = {r["name"]: r["text"]["hits"] for r in json.loads(result.stdout)}
+    assert "relevance:" in hits[f"{name}-True"]
+    assert "relevance:" not in hits[f"{name}-False"]
