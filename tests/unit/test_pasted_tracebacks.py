@@ -45,7 +45,7 @@ def test_a_31_frame_traceback_is_taken_whole_and_cut_by_the_daemon_to_what_searc
     pasted = traceback()
     assert len(pasted) > limits.MAX_QUERY_CHARS  # 4.6 kB, as in the issue
     args = build_parser(verb="search").parse_args(["search", pasted, "--repo", "o/n"])
-    assert args.text == pasted  # sent whole: the daemon owns the cut and says so
+    assert args.q == pasted  # sent whole: the daemon owns the cut and says so
     request = search.parse_request(QueryParams({"q": pasted, "repo": "o/n"}))
     assert len(request.text) <= limits.MAX_QUERY_CHARS < request.pasted_chars == len(pasted)
     assert ERROR in request.text and DEEPEST.strip() in request.text
