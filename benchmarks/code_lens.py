@@ -174,7 +174,7 @@ PHASES = r"""
 import io, json, os, sys, time
 started = time.perf_counter()
 from relore.client import cli
-from relore.client.code import cache, index, listing
+from relore.lens import cache, index, listing
 seconds = {"imports": time.perf_counter() - started}
 
 def timed(owner, attribute, phase):
@@ -328,7 +328,7 @@ def floor(tree: str, name: str, repeat: int) -> None:
 
 def _ranking(package_dir: str, env: dict) -> list[str]:
     """The map's whole order (page by page, as an agent would read it)."""
-    from relore.client.code import index
+    from relore.lens import index
 
     names: list[str] = []
     while True:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import provenance
 
-from relore.client import render
+from relore.contract import render
 from relore.contract.rules.choose import Rule, SessionView, choose, eligibility, present
 from relore.extract.rules_loader import hidden_ids, read_rules_file
 from relore.serve.rules import sessions as session_tokens

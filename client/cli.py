@@ -11,10 +11,9 @@ import argparse
 import os
 import sys
 
-from relore.client import render
 from relore.client.definition import build_parser, verb_of
 from relore.client.exits import EXIT_STATUSES, ExitStatus, Refused
-from relore.contract import envelope, wire
+from relore.contract import envelope, render, wire
 
 TYPE_CHECKING = False  # typing is not imported to run a verb: a cached answer's start counts
 if TYPE_CHECKING:
@@ -88,7 +87,7 @@ def _code_verb(
     """map/defs/refs: imported here so the daemon verbs never load the lens or tree-sitter.
     ``within``: the only tree they may read, relative paths taken from there (``relore
     mcp``'s working directory); else the caller's working directory, and any tree."""
-    from relore.client.code import index, registry
+    from relore.lens import index, registry
 
     if args.verb != "map":
         if args.path and args.path_option and args.path != args.path_option:

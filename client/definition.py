@@ -10,10 +10,10 @@ import os
 import sys
 
 from relore.client import argtypes
-from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP
 from relore.client.exits import EXIT_STATUSES
 from relore.contract import limits, patterns, wire
 from relore.contract.version import __version__
+from relore.lens import DEFS_CAP, MAP_CAP, REFS_CAP
 
 
 def _columns() -> int:

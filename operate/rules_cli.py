@@ -213,7 +213,7 @@ def _untagged(rows: list[dict], args, out: TextIO, stale: str | None) -> int:
 
 
 def _resolve(rows: list[dict], args, out: TextIO, stale: str | None) -> int:
-    from relore.client import render
+    from relore.contract import render
     from relore.contract.rules.choose import choose, present, to_rule
 
     reply, _served = choose(

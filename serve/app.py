@@ -26,8 +26,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from relore.client import render
-from relore.contract import envelope, wire
+from relore.contract import envelope, render, wire
 from relore.contract.version import __version__
 from relore.serve import auth, errors, inputs, labels, notices, openapi, readiness, responses, web
 from relore.serve import search as search_mod

@@ -1,7 +1,7 @@
 """``symbol``, ``grep`` and ``copies``, answered from the working clone at its HEAD.
 
 - ``symbol``: the definitions of a name, by the client's own code lens
-  (``relore.client.code``: the same providers and engine ``relore defs`` runs on the
+  (``relore.lens``: the same providers and engine ``relore defs`` runs on the
   caller's tree), here over the clone. Its parse cache lives beside the clones, never in one.
   At most ``SYMBOL_CONCURRENT`` parses run at once, and a parse stops at the request's
   deadline (the thread checks before each file), never running on after the 503.
@@ -25,10 +25,10 @@ import threading
 from collections import Counter
 from pathlib import Path
 
-from relore.client.code import DEFS_CAP
 from relore.contract import limits
 from relore.contract.envelope import one_line, quote
 from relore.contract.sanitize import Quoted
+from relore.lens import DEFS_CAP
 from relore.serve import inputs
 from relore.serve.code import grep_records, redaction
 from relore.serve.code.git import Budget, Git, GitFailed, GitTimeout
@@ -399,7 +399,7 @@ async def _parse_slot(budget: Budget):
 
 
 async def symbol(request: dict, clone: Path, pool=None) -> dict:
-    from relore.client.code import index, registry
+    from relore.lens import index, registry
 
     budget = Budget(deadline_s=SYMBOL_TIMEOUT_S)
     git = Git(clone, budget)

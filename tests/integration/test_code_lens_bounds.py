@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from fixtures import fake_github
 
-from relore.client.code import engine
 from relore.contract.version import __version__
+from relore.lens import engine
 from relore.serve.app import Settings, create_app
 from relore.serve.code import git, lens
 from relore.serve.errors import Unavailable

@@ -19,7 +19,7 @@ from fixtures import world as worlds
 from fixtures.reads import search as _search
 from starlette.testclient import TestClient
 
-from relore.client import render
+from relore.contract import render
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import cli as operate_cli
 from relore.operate import database

@@ -13,7 +13,7 @@ from fixtures import world as worlds
 from fixtures.reads import read as on_reader
 from fixtures.reads import search as _search
 
-from relore.client import render
+from relore.contract import render
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import database
 from relore.serve import errors, thread

@@ -15,7 +15,7 @@ from fixtures import world as worlds
 from fixtures.reads import search as _search
 from psycopg import sql
 
-from relore.client import render
+from relore.contract import render
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import cli as relored
 from relore.operate import embed

@@ -15,7 +15,7 @@ from fixtures import world as worlds
 from fixtures.reads import read
 from fixtures.reads import search as _search
 
-from relore.client import render
+from relore.contract import render
 from relore.extract.landing import RawObject, Repo
 from relore.serve import thread
 from relore.serve.errors import BadRequest

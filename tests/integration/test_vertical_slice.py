@@ -16,7 +16,7 @@ from fixtures import corpus, fake_github
 from fixtures import world as worlds
 
 from relore.client import cli as client_cli
-from relore.client import render
+from relore.contract import render
 from relore.contract.version import __version__
 from relore.operate import cli as relored
 from relore.operate import database

@@ -11,7 +11,7 @@ from fixtures import web_pages
 from fixtures import world as worlds
 from starlette.testclient import TestClient
 
-from relore.client import render
+from relore.contract import render
 from relore.serve import notices
 from relore.serve.app import Settings, create_app
 

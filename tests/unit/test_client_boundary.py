@@ -13,7 +13,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-CLIENT_DIR = Path(__file__).resolve().parents[2] / "client"
+ROOT = Path(__file__).resolve().parents[2]
+# what the agent's install runs: the CLI (and MCP server) and the code lens it imports
+CLIENT_PACKAGES = {"relore.client": ROOT / "client", "relore.lens": ROOT / "lens"}
 FORBIDDEN = (
     "psycopg",
     "psycopg2",
@@ -50,10 +52,10 @@ def _forbidden(name: str) -> bool:
 
 
 def test_client_modules_import_no_driver_client_or_server_statically():
-    files = sorted(CLIENT_DIR.rglob("*.py"))
+    files = sorted(p for where in CLIENT_PACKAGES.values() for p in where.rglob("*.py"))
     assert files, "no client modules found"
     offenders = {
-        f"{path.relative_to(CLIENT_DIR)}: {name}"
+        f"{path.relative_to(ROOT)}: {name}"
         for path in files
         for name in _imports(path)
         if _forbidden(name)
@@ -97,8 +99,9 @@ def _run_blocked(blocked, body: str) -> None:
 
 def test_client_runs_with_server_packages_blocked_at_import():
     modules = sorted(
-        "relore.client." + p.relative_to(CLIENT_DIR).with_suffix("").as_posix().replace("/", ".")
-        for p in CLIENT_DIR.rglob("*.py")
+        package + "." + p.relative_to(where).with_suffix("").as_posix().replace("/", ".")
+        for package, where in CLIENT_PACKAGES.items()
+        for p in where.rglob("*.py")
         if p.name not in ("__init__.py", "__main__.py")
     )
     body = f"""

@@ -3,7 +3,7 @@
 The client's base install is the standard library; tree-sitter arrives with the ``[code]``
 extra and is imported lazily by a provider. So ``relore status`` and ``relore search`` must
 not load it, and no client module may import anything but the standard library and
-``relore.client`` at the top level.
+``relore.client``/``relore.lens``/``relore.contract`` at the top level.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-CLIENT_DIR = Path(__file__).resolve().parents[2] / "client"
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT_DIRS = (ROOT / "client", ROOT / "lens")  # the agent's CLI and the code lens it runs
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "code" / "python" / "sample.py"
 
 
@@ -36,16 +37,20 @@ def _top_level_imports(path: Path) -> set[str]:
     return names
 
 
-def test_client_modules_import_only_the_standard_library_relore_client_and_contract_at_load():
+def test_client_and_lens_modules_import_only_the_standard_library_and_relore_at_load():
     offenders = set()
-    for path in sorted(CLIENT_DIR.rglob("*.py")):
+    for path in sorted(p for where in CLIENT_DIRS for p in where.rglob("*.py")):
         for name in _top_level_imports(path):
             top = name.split(".")[0]
-            if name.split(".")[:2] in (["relore", "client"], ["relore", "contract"]):
+            if name.split(".")[:2] in (
+                ["relore", "client"],
+                ["relore", "contract"],
+                ["relore", "lens"],
+            ):
                 continue
             if top == "__future__" or top in sys.stdlib_module_names:
                 continue
-            offenders.add(f"{path.relative_to(CLIENT_DIR)}: {name}")
+            offenders.add(f"{path.relative_to(ROOT)}: {name}")
     assert not offenders, offenders
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from relore.client.code import engine, index, registry
+from relore.lens import engine, index, registry
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "code"
 

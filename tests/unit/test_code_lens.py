@@ -15,7 +15,7 @@ import pytest
 from fixtures.code_tree import write_tree
 
 from relore.client import cli
-from relore.client.code import confine, engine, index, registry
+from relore.lens import confine, engine, index, registry
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -353,7 +353,7 @@ def test_the_lens_writes_nothing_into_the_tree(tmp_path, env):
 
 
 def test_the_default_cache_is_under_xdg_or_home_never_the_tree(tmp_path):
-    from relore.client.code import cache
+    from relore.lens import cache
 
     assert cache.directory({"XDG_CACHE_HOME": "/x"}) == "/x/relore/code"
     assert cache.directory({"HOME": "/h"}) == "/h/.cache/relore/code"
@@ -578,7 +578,7 @@ def test_a_cold_scan_on_several_processes_gives_what_one_process_gives(tmp_path,
 
 
 def test_records_of_deleted_files_are_compacted_away(tmp_path, env, monkeypatch):
-    from relore.client.code import cache
+    from relore.lens import cache
 
     monkeypatch.setattr(cache, "COMPACT_BYTES", 0)
     files = {f"m{i}.py": f"def f{i}():\n    pass\n\n\nf{i}()\n" * 20 for i in range(10)}

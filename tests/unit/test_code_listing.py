@@ -1,5 +1,5 @@
 """The code lens's walk without git keeps each directory's listing between runs
-(``relore.client.code.listing``): the failures such a cache would cause, one test each.
+(``relore.lens.listing``): the failures such a cache would cause, one test each.
 
 A listing is reused while its directory's stat is unchanged, so each test first ages the
 tree's directories (an mtime an hour back: older than any racy window), runs once, changes
@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import pytest
 from fixtures.code_tree import write_tree
 
-from relore.client.code import index, listing
+from relore.lens import index, listing
 
 HOUR_NS = 3600 * 1_000_000_000
 SAID_BY_THE_CACHE = ("parsed", "from_cache", "cache")

@@ -16,7 +16,7 @@ from fixtures.code_tree import INTERNALS, write_tree
 from fixtures.code_tree import by_name as _by_name
 from fixtures.code_tree import names as _names
 
-from relore.client.code import docs, engine, index, registry
+from relore.lens import docs, engine, index, registry
 
 EVERY = 100_000  # a page holding every name
 

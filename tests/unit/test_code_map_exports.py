@@ -14,8 +14,8 @@ from fixtures.code_tree import INTERNALS, write_tree
 from fixtures.code_tree import by_name as _by_name
 from fixtures.code_tree import names as _names
 
-from relore.client.code import engine, index, registry
-from relore.client.code.providers.base import MAX_EXPORTS
+from relore.lens import engine, index, registry
+from relore.lens.providers.base import MAX_EXPORTS
 
 EVERY = 100_000  # a page holding every name
 

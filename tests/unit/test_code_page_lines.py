@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from fixtures.code_tree import write_tree
 
-from relore.client.code import index
+from relore.lens import index
 
 BODIES = {
     "plain": b"def f():\n    return 1\n\n\nf()\n",

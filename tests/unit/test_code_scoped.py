@@ -14,7 +14,7 @@ from fixtures.code_tree import write_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from relore.client.code import cache, confine, engine, index, registry
+from relore.lens import cache, confine, engine, index, registry
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "code"
 PROVIDERS = {p.name: p for p in registry.PROVIDERS}

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from relore.client import cli
-from relore.client.code import engine, registry
+from relore.lens import engine, registry
 
 HOSTILE = {
     "open braces": b"{" * 65536,

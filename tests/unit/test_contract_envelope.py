@@ -7,8 +7,7 @@ import io
 
 from fixtures import hostile_strings as H
 
-from relore.client import render
-from relore.contract import envelope, sanitize
+from relore.contract import envelope, render, sanitize
 
 
 def test_every_retrieved_line_is_marked_including_empty_and_crlf_lines():

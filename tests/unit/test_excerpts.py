@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from relore.client import render
+from relore.contract import render
 from relore.serve import excerpts
 
 TRACEBACK = (

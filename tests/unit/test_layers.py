@@ -1,14 +1,17 @@
 """The layer rule: each package imports only the layers below it.
 
-    contract   stdlib only: version, wire, patterns, places, stamps, sanitiser, envelope, rules
-    client     contract                      (the agent's `relore`; its code lens may import
-                                              tree-sitter, lazily)
+    contract   stdlib only: version, wire, patterns, places, stamps, sanitiser, envelope,
+               the page renderer, rules
+    lens       contract                      (the code lens over a tree: map/defs/refs; it may
+                                              import tree-sitter, lazily)
+    client     contract, lens                (the agent's `relore` and `relore mcp` only)
     extract    contract                      (the writer: GitHub into raw/ops)
-    serve      contract, client              (the reader: it runs the client's renderer and
-                                              code lens server-side)
-    operate    every layer                   (`relored`: starts and administers the others)
+    serve      contract, lens                (the reader: the renderer and the lens are
+                                              libraries it shares with the client)
+    operate    every layer but client        (`relored`: starts and administers the others)
 
-The writer and the reader never import each other. Read statically from every module's
+The writer and the reader never import each other, and nothing imports the CLI package:
+``client`` is a leaf (test_nothing_imports_the_cli_package, without exceptions). Read statically from every module's
 AST, imports inside functions included, so a lazy import cannot hide a crossing.
 """
 
@@ -21,13 +24,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS = ("contract", "client", "extract", "serve", "operate")
+LAYERS = ("contract", "lens", "client", "extract", "serve", "operate")
 ALLOWED = {
     "contract": {"contract"},
-    "client": {"client", "contract"},
+    "lens": {"lens", "contract"},
+    "client": {"client", "contract", "lens"},
     "extract": {"extract", "contract"},
-    "serve": {"serve", "contract", "client"},
-    "operate": set(LAYERS),
+    "serve": {"serve", "contract", "lens"},
+    "operate": set(LAYERS) - {"client"},
 }
 
 
@@ -93,6 +97,17 @@ def _optional_lines(path: Path) -> set[int]:
                 if isinstance(stmt, ast.Import | ast.ImportFrom):
                     lines.add(stmt.lineno)
     return lines
+
+
+def test_nothing_imports_the_cli_package():
+    """``relore.client`` is the CLI and the MCP server: a library both ends need (the
+    renderer, the code lens) lives in ``contract`` or ``lens``, never inside it."""
+    crossings = "\n".join(
+        _offending(layer, lambda name: _layer_of(name) == "client")
+        for layer in LAYERS
+        if layer != "client"
+    ).strip()
+    assert not crossings, crossings
 
 
 def test_contract_imports_only_the_standard_library_and_itself():

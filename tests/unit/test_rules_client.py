@@ -6,8 +6,9 @@ import io
 
 import pytest
 
-from relore.client import cli, render
+from relore.client import cli
 from relore.client import rules as rules_mod
+from relore.contract import render
 from relore.contract.rules.choose import Rule, choose, present
 
 

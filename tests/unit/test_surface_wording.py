@@ -97,14 +97,14 @@ def _first_page(opening_post: str, whole: int | None) -> dict:
 
 def test_a_cut_opening_post_says_how_long_it_was_not_how_much_was_cut():
     """`(cut: 1328 chars)` on a 1,337-char post read as 1,328 characters left out."""
-    from relore.client import render
+    from relore.contract import render
 
     text = render.thread_page(_first_page("> the head", 12_345))
     assert "opening post (cut from 12,345 chars; whole with --full):" in text
 
 
 def test_an_opening_post_without_text_says_so_instead_of_an_empty_quote():
-    from relore.client import render
+    from relore.contract import render
 
     lines = render.thread_page(_first_page("", None)).split("\n")
     assert "opening post: (no text)" in lines

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from fixtures import web_pages
 
-from relore.client import render
+from relore.contract import render
 from relore.serve import notices, web
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

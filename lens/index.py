@@ -16,10 +16,10 @@ import stat
 from collections import Counter, namedtuple
 from collections.abc import Iterator
 
-from relore.client.code import DEFS_CAP, MAP_CAP, REFS_CAP, cache, engine, records, registry
-from relore.client.code.confine import Beneath, OutOfTree, PathNotFound, resolve
-from relore.client.code.listing import Tree, walk
-from relore.client.code.providers.base import GrammarUnavailable
+from relore.lens import DEFS_CAP, MAP_CAP, REFS_CAP, cache, engine, records, registry
+from relore.lens.confine import Beneath, OutOfTree, PathNotFound, resolve
+from relore.lens.listing import Tree, walk
+from relore.lens.providers.base import GrammarUnavailable
 
 __all__ = ["OutOfTree", "PathNotFound", "Tree", "defs", "refs", "repo_map", "scan", "walk"]
 
@@ -852,7 +852,7 @@ def repo_map(
     workers: int = 1,
     within: str | None = None,
 ) -> dict:
-    from relore.client.code import docs, rank  # the map's alone
+    from relore.lens import docs, rank  # the map's alone
 
     result = scan(path, env, cwd=cwd, workers=workers, within=within)
     focused = _focus(result.tree, focus or [], cwd, within)

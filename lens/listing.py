@@ -30,8 +30,8 @@ import os
 import stat
 import time
 
-from relore.client.code import cache, registry
-from relore.client.code.confine import PathNotFound, resolve
+from relore.lens import cache, registry
+from relore.lens.confine import PathNotFound, resolve
 
 __all__ = ["PathNotFound", "Tree", "walk"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from relore.client.code.providers.base import Provider
+from relore.lens.providers.base import Provider
 
 
 class RustProvider(Provider):

@@ -24,7 +24,7 @@ file, or a language whose provider declares nothing, ranks as it did.
 
 from __future__ import annotations
 
-from relore.client.code.providers.base import MAX_EXPORTS
+from relore.lens.providers.base import MAX_EXPORTS
 
 # names added across every module's resolution, at most: a tree of star imports in a
 # thousand-module cycle stops expanding here instead of growing with modules × names

@@ -69,7 +69,7 @@ from __future__ import annotations
 
 import math
 
-from relore.client.code import registry, surface
+from relore.lens import registry, surface
 
 SCORE = "how the tree's other files use it (PageRank over their references)"
 DAMPING = 0.85

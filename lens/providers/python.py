@@ -6,7 +6,7 @@ from __future__ import annotations
 import builtins
 import re
 
-from relore.client.code.providers.base import MAX_EXPORTS, Provider
+from relore.lens.providers.base import MAX_EXPORTS, Provider
 
 TYPE_CHECKING = False  # typing stays unimported: a cached answer's start counts
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from relore.client.code.providers.base import Provider
-from relore.client.code.providers.javascript import (
+from relore.lens.providers.base import Provider
+from relore.lens.providers.javascript import (
     BUILTIN_METHODS,
     BUILTIN_NAMES,
     DEFINITIONS,

@@ -17,7 +17,7 @@ it was reached through an object or a path (``x.f()``, ``T::f()``), never by its
 
 from __future__ import annotations
 
-from relore.client.code.providers.base import Provider
+from relore.lens.providers.base import Provider
 
 TYPE_CHECKING = False  # typing stays unimported: a cached answer's start counts
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 
-from relore.client.code.providers.base import Provider
+from relore.lens.providers.base import Provider
 
 INSTALL_LINE = "pip install 'relore[code]'"
 
@@ -25,7 +25,7 @@ class GrammarMissing(RuntimeError):
 def _load_all() -> tuple[Provider, ...]:
     found: list[Provider] = []
     for module in PROVIDER_MODULES:
-        found.extend(importlib.import_module(f"relore.client.code.providers.{module}").PROVIDERS)
+        found.extend(importlib.import_module(f"relore.lens.providers.{module}").PROVIDERS)
     return tuple(found)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import marshal
 from array import array
 
-from relore.client.code import engine
+from relore.lens import engine
 
 HEAD, COUNTS, OCCURRENCES = 0, 1, 2  # a record's blobs, in the order stored
 ROW = 4  # int32s per occurrence: (name byte, line, column, kind code)

@@ -47,10 +47,10 @@ import textwrap
 import time
 import zlib
 
-from relore.client.code import cache, engine, registry
-from relore.client.code.confine import read_regular
-from relore.client.code.listing import RACY_NS
-from relore.client.code.providers.base import GrammarUnavailable
+from relore.lens import cache, engine, registry
+from relore.lens.confine import read_regular
+from relore.lens.listing import RACY_NS
+from relore.lens.providers.base import GrammarUnavailable
 
 # documents read (READMEs, docs pages, one distribution's METADATA)
 MAX_DOCUMENTS = 64

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from relore.client.code.providers.base import Provider
+from relore.lens.providers.base import Provider
 
 TYPE_CHECKING = False  # typing stays unimported: a cached answer's start counts
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from relore.client.code.providers.base import Provider
+from relore.lens.providers.base import Provider
 
 # Shared with TypeScript, whose grammar extends this one's node types.
 DEFINITIONS = """
