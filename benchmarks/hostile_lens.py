@@ -31,41 +31,18 @@ from build_bench import DBT, ROOT
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from fixtures import daemon as daemons
+from fixtures import hostile_clone
 
 from relore.contract.version import __version__
 from relore.operate import database
 
 HEADERS = {"x-relore-client": __version__}
-REPO = "acme/hostile"
-SPACES = " " * 20_000
+REPO = hostile_clone.REPO
 HOSTILE = [
     ("/api/v1/code/grep", {"repo": REPO, "pattern": "needle", "fixed": "1"}),
     ("/api/v1/code/grep", {"repo": REPO, "pattern": "needle", "path": "long_lines.py"}),
     ("/api/v1/code/copies", {"repo": REPO, "name": "base.Base"}),
 ]
-
-
-def hostile_clone(root: Path, big: int) -> None:
-    where = root / "acme" / "hostile"
-    (where / "pkg").mkdir(parents=True)
-    (where / "base.py").write_text("class Base:\n    needle = 0\n")
-    (where / "bundle.min.js").write_text("var needle='" + "A" * big + "';\n")
-    (where / "notebook.py").write_text("# Copied from base.Base needle" + "B" * big + "\n")
-    (where / "long_lines.py").write_text(
-        "".join(f"x{i} = 'needle {'C' * 100_000}'\n" for i in range(6))
-    )
-    for i in range(20):
-        (where / "pkg" / f"spaced{i}.py").write_text(
-            f"# Copied from base.Base with x{SPACES}y\nclass Spaced{i}:\n    pass\n\n"
-            f"# Copied from base.Base with Base->Two{SPACES}\nclass Two{i}:\n    pass\n"
-        )
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-    for args in (
-        ["init", "-q", "-b", "main"],
-        ["add", "-A"],
-        ["-c", "user.name=b", "-c", "user.email=b@e", "commit", "-q", "-m", "hostile"],
-    ):
-        subprocess.run(["git", *args], cwd=where, env=env, check=True)
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -151,7 +128,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        hostile_clone(root / "clones", int(args.big_mb * 1_000_000))
+        hostile_clone.build(root / "clones", int(args.big_mb * 1_000_000), spaced_files=20)
         paths = database.EmbeddedPaths(root / "pg")
         writer = database.start_embedded(paths)
         try:

@@ -361,8 +361,9 @@ def _walk(prepared: _Prepared) -> _Walked:
         # the count is of the documents the page is drawn from (every word, then enough of
         # them), whatever the limit: a full strict page still counts the fill's documents
         wide = query.build(searcher, lexemes, minimum, filters)
-        total = query.count(searcher, wide)
-        if len(hits) < request.limit:
+        if len(hits) >= request.limit:
+            total = query.count(searcher, wide)
+        else:  # the fill's walk counts the same documents on its first step
             taken: dict[int, int] = {}
             for hit in hits:
                 taken[hit.thread] = taken.get(hit.thread, 0) + 1
@@ -374,6 +375,7 @@ def _walk(prepared: _Prepared) -> _Walked:
                 skip=frozenset(h.document_id for h in hits),
                 taken=taken,
             )
+            total = more.total
             capped = capped or more.capped
             if more.hits:
                 widened = True

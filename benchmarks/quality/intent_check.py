@@ -128,6 +128,7 @@ from paraphrase_check import (  # noqa: E402  (stdlib only; the same word rules)
     CORPUS,
     content_words,
     half,
+    header_problems,
     load,
     loose_shared,
     short_tokens,
@@ -166,16 +167,7 @@ def check(name: str, items: list[dict], threads: dict) -> tuple[list, list]:
     rows, failures = [], []
     seen_ids, seen_targets, seen_queries = set(), set(), set()
     for n, item in enumerate(items, 1):
-        problems = []
-        iid = item.get("id", f"line {n}")
-        if iid != f"{name}-{n:03d}":
-            problems.append(f"id should be {name}-{n:03d}")
-        if iid in seen_ids:
-            problems.append("duplicate id")
-        seen_ids.add(iid)
-        for key, want in (("slice", name), ("form", "description"), ("shape", SHAPES[name])):
-            if item.get(key) != want:
-                problems.append(f"{key} should be {want!r}")
+        iid, problems = header_problems(item, n, seen_ids, name, "description", SHAPES[name])
         source = item.get("source") or {}
         key = (source.get("repo"), source.get("number"))
         if key not in threads:

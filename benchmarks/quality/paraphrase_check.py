@@ -218,21 +218,30 @@ def load(path: Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+def header_problems(
+    item: dict, n: int, seen_ids: set, slice_: str, form: str, shape: str
+) -> tuple[str, list[str]]:
+    """(its id, what is wrong with it): the n-th item's id (``<slice>-NNN``, once) and its
+    slice, form and shape. ``seen_ids`` gains the id."""
+    problems = []
+    iid = item.get("id", f"line {n}")
+    if iid != f"{slice_}-{n:03d}":
+        problems.append(f"id should be {slice_}-{n:03d}")
+    if iid in seen_ids:
+        problems.append("duplicate id")
+    seen_ids.add(iid)
+    for key, want in (("slice", slice_), ("form", form), ("shape", shape)):
+        if item.get(key) != want:
+            problems.append(f"{key} should be {want!r}")
+    return iid, problems
+
+
 def check(items: list[dict], threads: dict[tuple[str, int], dict]) -> tuple[list, list]:
     """(rows to print, failures): one row per item with its overlaps."""
     rows, failures = [], []
     seen_ids, seen_sources = set(), set()
     for n, item in enumerate(items, 1):
-        problems = []
-        iid = item.get("id", f"line {n}")
-        if iid != f"paraphrase-{n:03d}":
-            problems.append(f"id should be paraphrase-{n:03d}")
-        if iid in seen_ids:
-            problems.append("duplicate id")
-        seen_ids.add(iid)
-        for key, want in (("slice", "paraphrase"), ("form", "question"), ("shape", "question")):
-            if item.get(key) != want:
-                problems.append(f"{key} should be {want!r}")
+        iid, problems = header_problems(item, n, seen_ids, "paraphrase", "question", "question")
         source = item["source"]
         key = (source["repo"], source["number"])
         thread = threads.get(key)

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fixtures import loop_watch
-from fixtures.gitrepo import git as _git
+from fixtures import hostile_clone, loop_watch
 
 from relore.contract.version import __version__
 from relore.serve.app import Settings, create_app
@@ -26,16 +25,8 @@ from relore.serve.code.git import Budget, Git
 from relore.serve.code.why import history, lines
 
 HEADERS = {"x-relore-client": __version__}
-REPO = "acme/hostile"
+REPO = hostile_clone.REPO
 BIG = 13_000_000
-SPACES = " " * 20_000
-WORDS = " ".join(f"w{i:06d}x" for i in range(20_000))
-
-
-def _commit(where: Path) -> None:
-    _git(where, "init", "-q", "-b", "main")
-    _git(where, "add", "-A")
-    _git(where, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "hostile")
 
 
 @pytest.fixture(scope="module")
@@ -43,29 +34,7 @@ def clones(tmp_path_factory) -> Path:
     """$RELORE_CLONES_DIR with acme/hostile: every file below matches ``needle`` and holds
     ``Copied from`` markers pointing at ``base.Base``."""
     root = tmp_path_factory.mktemp("clones")
-    where = root / "acme" / "hostile"
-    (where / "pkg").mkdir(parents=True)
-    (where / "base.py").write_text("class Base:\n    needle = 0\n")
-    # one line of 13 MB: the output cut lands inside it
-    (where / "bundle.min.js").write_text("var needle='" + "A" * BIG + "';\n")
-    # a marker at the head of a 13 MB line
-    (where / "notebook.py").write_text("# Copied from base.Base needle" + "B" * BIG + "\n")
-    # lines of 100 kB, enough of them that a 256 kB cut lands inside one
-    (where / "long_lines.py").write_text(
-        "".join(f"x{i} = 'needle {'C' * 100_000}'\n" for i in range(6))
-    )
-    # markers trailed by 20,000 spaces (and then a word: the backtracking case)
-    (where / "pkg" / "spaced.py").write_text(
-        f"# Copied from base.Base with x{SPACES}y\nclass Spaced:\n    pass\n\n"
-        f"# Copied from base.Base with Base->Two{SPACES}\nclass Two:\n    pass\n\n"
-        f"# Copied from base.Base{SPACES}z\nclass NotAMarker:\n    pass\n"
-    )
-    # one line of 20,000 distinct words in a file of 1.2 MB: why's candidate words
-    (where / "minified.js").write_text(WORDS + "\n" + "y" * 1_000_000 + "\n")
-    (where / "pkg" / "plain.py").write_text(
-        "# Copied from base.Base with Base->Plain\nclass Plain:\n    needle = 1\n"
-    )
-    _commit(where)
+    hostile_clone.build(root, BIG, why_lines=True)
     return root
 
 

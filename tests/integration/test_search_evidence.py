@@ -36,16 +36,7 @@ NOISE = ["Thanks!", "Awesome!", "cc @someone", "it works!", "+1"]
 
 
 def _issue(number: int, title: str, body: str) -> RawObject:
-    payload = gh.plain_issue(
-        REPO.full_name,
-        number,
-        title,
-        body,
-        issue_id=60_000 + number,
-        author=AUTHOR,
-        created=T0 + number,
-    )
-    return RawObject("issue", payload["id"], number, payload)
+    return indexed.issue(REPO, number, title, body, author=AUTHOR, at=T0 + number, id_base=60_000)
 
 
 def _comment(number: int, comment_id: int, body: str) -> RawObject:

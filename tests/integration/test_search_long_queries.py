@@ -8,6 +8,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 from fixtures import corpus_payloads as gh
+from fixtures import indexed
 from fixtures import world as worlds
 from fixtures.reads import search as _search
 
@@ -21,16 +22,7 @@ T0 = 1_700_000_000
 
 
 def _issue(number: int, title: str, body: str) -> RawObject:
-    payload = gh.plain_issue(
-        REPO.full_name,
-        number,
-        title,
-        body,
-        issue_id=60_000 + number,
-        author=AUTHOR,
-        created=T0 + number,
-    )
-    return RawObject("issue", payload["id"], number, payload)
+    return indexed.issue(REPO, number, title, body, author=AUTHOR, at=T0 + number, id_base=60_000)
 
 
 # The thread a long description is about: it carries 5 of the description's 13 lexemes

@@ -17,21 +17,19 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 import random
 import string
-import subprocess
 import tempfile
 import textwrap
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from pathlib import Path
 
 import psycopg
 import pytest
 from fixtures import corpus, corpus_pulls
 from fixtures import world as worlds
+from fixtures.gitrepo import git as _git
 
 from relore.client import cli as client_cli
 from relore.contract.version import __version__
@@ -175,20 +173,6 @@ def _corpus() -> corpus.Corpus:
         "head": head,
     }
     return made
-
-
-def _git(cwd: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "Ann",
-        "GIT_AUTHOR_EMAIL": "ann@example.com",
-        "GIT_COMMITTER_NAME": "Ann",
-        "GIT_COMMITTER_EMAIL": "ann@example.com",
-    }
-    result = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, check=True)
-    return result.stdout.decode().strip()
 
 
 def _land_clone(landing: worlds.Landing) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import psycopg
 import pytest
 from fixtures import corpus_payloads as gh
+from fixtures import indexed
 from fixtures import world as worlds
 from fixtures.reads import search as _search
 from psycopg import sql
@@ -45,16 +46,7 @@ QUESTION = (
 
 
 def _issue(number: int, title: str, body: str) -> RawObject:
-    payload = gh.plain_issue(
-        REPO.full_name,
-        number,
-        title,
-        body,
-        issue_id=90_000 + number,
-        author=AUTHOR,
-        created=T0 + number,
-    )
-    return RawObject("issue", payload["id"], number, payload)
+    return indexed.issue(REPO, number, title, body, author=AUTHOR, at=T0 + number, id_base=90_000)
 
 
 def _land(url: str, objects: list[RawObject]) -> int:
