@@ -16,9 +16,10 @@ Issues are dropped after the walk (the index keeps no thread kind): a leg ranks 
 requests only. Open pull requests are never precedent (nothing was decided yet; ``inflight``
 and ``search --state open`` show them): every leg reads closed threads only.
 
-Merged first: of the pull requests whose fused score is at least ``RELEVANT_SHARE`` of the
-best, the merged ones lead and those closed without merging follow; the rest come after,
-merged first again. A change that was tried and rejected is worth reading only after the ones
+Merged first: of the pull requests that come within ``RELEVANT_SHARE`` of the best of some
+leg (``strength``: words' BM25 over the best's, similarity over the best's, named files
+shared over the most shared), the merged ones lead and those closed without merging follow,
+each part in fused order; the rest come after, merged first again. A change that was tried and rejected is worth reading only after the ones
 that landed, and never in place of a comparable one that did.
 """
 
@@ -133,6 +134,24 @@ def orders(legs: Legs, pulls: dict[int, str]) -> dict[str, list[int]]:
     }
 
 
+def strength(legs: Legs, pulls: dict[int, str]) -> dict[int, float]:
+    """How close each pull request comes to the best of some leg, 0-1: its words' score over
+    the best words score, its similarity over the best, its share of the named values."""
+    found: dict[int, float] = {}
+    named = max((len(v) for t, v in legs.evidence.items() if t in pulls), default=0)
+    for number in pulls:
+        found[number] = len(legs.evidence.get(number, ())) / named if named else 0.0
+    best = max((w.score for t, w in legs.words.items() if t in pulls), default=0.0)
+    for number, worded in legs.words.items():
+        if number in pulls and best > 0:
+            found[number] = max(found[number], worded.score / best)
+    near = max((s for t, (s, _) in legs.meaning.items() if t in pulls), default=0.0)
+    for number, (similarity, _) in legs.meaning.items():
+        if number in pulls and near > 0:
+            found[number] = max(found[number], similarity / near)
+    return found
+
+
 def fuse(legs: Legs, pulls: dict[int, str]) -> list[Fused]:
     """Every pull request a leg ranked, in the page's order (see the module's docstring)."""
     ranks: dict[int, dict[str, int]] = {}
@@ -141,11 +160,10 @@ def fuse(legs: Legs, pulls: dict[int, str]) -> list[Fused]:
         for rank, number in enumerate(order, 1):
             ranks.setdefault(number, {})[leg] = rank
             scores[number] = scores.get(number, 0.0) + WEIGHTS[leg] / (RRF_K + rank)
-    if not scores:
-        return []
-    floor = RELEVANT_SHARE * max(scores.values())
+    strong = strength(legs, pulls)
 
     def place(number: int) -> tuple:
-        return (scores[number] < floor, pulls[number] != "merged", -scores[number], -number)
+        weak = strong.get(number, 0.0) < RELEVANT_SHARE
+        return (weak, pulls[number] != "merged", -scores[number], -number)
 
     return [Fused(n, scores[n], pulls[n] == "merged", ranks[n]) for n in sorted(scores, key=place)]
