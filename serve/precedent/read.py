@@ -7,6 +7,7 @@ review comments that shaped it (on a shared file first, then by the words they c
 from __future__ import annotations
 
 from relore.serve.ranking import QUOTED
+from relore.serve.thread import WHOLE_COMMENT
 
 # what the description names besides its words (the page treats them as --file/--symbol)
 NAMED = """
@@ -88,16 +89,7 @@ with q as (
 ),
 comments as (
     select
-        d.thread_number as number,
-        d.source_document_id as id,
-        min(d.document_kind) as kind,
-        min(d.author_login) as author,
-        min(d.trust_tier) as trust,
-        min(d.created_at) as created_at,
-        min(d.url) as url,
-        min(d.path) as path,
-        min(coalesce(d.line, d.original_line)) as line,
-        string_agg(d.body_text, E'\\n\\n' order by d.chunk_index) as body,
+        d.thread_number as number,{WHOLE_COMMENT},
         max((select count(*) from unnest(%(lexemes)s::text[]) as x
              where d.search_vector @@ {QUOTED.format("x")})) as matched
     from marts.documents as d
@@ -122,7 +114,8 @@ chosen as (
     from ranked as r
 )
 select
-    c.number, c.id, c.kind, c.author, c.trust, c.created_at, c.url, c.path, c.line,
+    c.number, c.id, c.kind, c.author, c.trust, c.created_at, c.url, c.path,
+    coalesce(c.line, c.original_line) as line,
     c.matched, c.on_shared, c.total, c.body,
     case when q.query is null or c.matched = 0 then c.body
         else coalesce(ts_headline(
