@@ -41,7 +41,7 @@ TOPICS = {
 }  # fmt: skip
 # none of the deadlock thread's words (nor their stems): only meaning connects them
 QUESTION = (
-    "my program freezes and never finishes because a pair of background jobs block one another"
+    "my program freezes and never finishes because a pair of helper jobs block each other"
 )
 
 
