@@ -12,6 +12,7 @@ from fixtures import indexed
 from fixtures import world as worlds
 from fixtures.reads import search as _search
 
+from relore.contract import render
 from relore.extract.landing import RawObject, Repo, land
 from relore.serve.semantic import fusion
 
@@ -113,6 +114,8 @@ def test_a_file_named_in_a_why_raises_the_thread_that_touched_it_over_a_wordier_
     assert page["named_files"] == ["quillwork/shape_loader.py"]
     assert "file" in page["hits"][0]["matched_by"]
     assert page["tiers"]["semantic"]["shape"] == "path_description"
+    shown = render.search_page(page).split("\n2. ")[0]
+    assert "(touched a file the query names)" in shown
 
 
 def test_a_fused_page_shows_each_thread_once(indexed_world, tier_off):
