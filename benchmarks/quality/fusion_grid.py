@@ -102,8 +102,18 @@ def main() -> None:
     parser.add_argument("--slice", choices=FUSED, action="append")
     parser.add_argument("--only", action="append", help="setting names to run")
     parser.add_argument("--out", default=None, help="the table as JSON")
+    parser.add_argument(
+        "--prose",
+        action="append",
+        help="a question's/description's Weights as keyword arguments, e.g. "
+        "'words=1,meaning=0.25' (replaces the PROSE grid; repeatable)",
+    )
     args = parser.parse_args()
     items = _items(args.slice or FUSED)
+    if args.prose:
+        PROSE[:] = [W(**{k: float(v) for k, v in (p.split("=") for p in spec.split(","))})
+                    for spec in args.prose]  # fmt: skip
+        del FILED[1:]
     url = database.start_embedded(database.EmbeddedPaths(Path(args.home) / "pg"))
     reader = database.reader_url(url, env={})
     with warnings.catch_warnings():
