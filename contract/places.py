@@ -6,7 +6,7 @@ project root (a ``dbt_project.yml`` saying ``profile: relore``), whose ``.relore
 whether or not it exists yet — dbt, run from that root, computes ``$PWD/.relore`` in
 ``profiles.yml``, so relored and dbt land on the same home from anywhere inside the checkout.
 Nothing found: ``./.relore`` (where ``relored db start`` makes one); a command that needs an
-existing home says so, naming ``RELORE_HOME`` (``operate/database.require_home``).
+existing home says so, naming ``RELORE_HOME`` (``operate.database.EmbeddedPaths.require_made``).
 
 The working clones live in ``$RELORE_CLONES_DIR`` (default ``$RELORE_HOME/clones``) as
 ``<owner>/<name>``, lower-cased because GitHub names are case-insensitive. ``relored clone``

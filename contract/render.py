@@ -70,6 +70,7 @@ def search_page(page: dict) -> str:
             f"{hit['age']} ({hit['date']})  {hit['url']}"
             + (f"  ({hit['partial']})" if hit.get("partial") else "")
             + (f"  ({hit['meaning']})" if hit.get("meaning") else "")
+            + ("  (touched a file the query names)" if "file" in hit.get("matched_by", ()) else "")
         )
         # the daemon already marked every retrieved line with '>'
         lines.extend(_marked(hit.get("snippet"), "   "))

@@ -40,7 +40,7 @@ import os
 import sys
 import zlib
 
-FORMAT = 5
+FORMAT = 6
 # what produces the records: tree-sitter and every grammar module
 PRODUCERS = (
     "tree_sitter",

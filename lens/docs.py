@@ -567,6 +567,8 @@ def _count(into: dict, source: bytes, provider, said: bool, context) -> None:
         for byte, _line, _column, code in places:
             if code == engine.DEFINITION or _KEYWORD.match(source, byte + len(name.encode())):
                 continue  # a keyword argument names a parameter, not a definition
+            if engine.local(code):
+                continue  # a parameter or a local of the example's own function
             if name in own and not engine.through(code):
                 continue  # the example's own (``@Request.application def application``)
             if engine.through(code):

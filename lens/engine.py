@@ -12,7 +12,10 @@ Occurrences are keyed on the name's byte span: however many patterns describe on
 identifier, it is one row, with the strongest kind (``KINDS`` order). ``kind_code`` is the
 kind's index, plus ``THROUGH`` when a pattern also captured the identifier as an attribute:
 it was reached through an object or a path (``x.f()``, ``T::f()``), never by its bare name
-(``f()``). ``kind(code)`` and ``through(code)`` read it back.
+(``f()``); plus ``LOCAL`` when the provider finds a bare name bound in its own function,
+lambda or comprehension (a parameter, a local variable: ``Provider.local_places``), which
+names no definition of any other file. ``kind(code)``, ``through(code)`` and
+``local(code)`` read it back.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 KINDS = ("definition", "call", "attribute", "name")
 KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
 THROUGH = 4  # flag: reached through an object (also captured as @attribute)
+LOCAL = 8  # flag: a parameter or a local variable, bound where it is used
 DEFINITION = KIND_CODE["definition"]
 ATTRIBUTE = KIND_CODE["attribute"]
 
@@ -36,6 +40,10 @@ def kind(code: int) -> str:
 
 def through(code: int) -> bool:
     return bool(code & THROUGH)
+
+
+def local(code: int) -> bool:
+    return bool(code & LOCAL)
 
 
 Definition = tuple[str, str, str, int, int, int, int, int]
@@ -155,15 +163,23 @@ def extract(provider: Provider, source: bytes) -> Record:
             if seen is None or code < seen[0]:
                 strongest[start] = (code, node)
     definition_bytes = {d[7] for d in definitions}
+    nodes: dict[str, list] = {}
+    for start, (_code, node) in sorted(strongest.items()):
+        nodes.setdefault(source[start : node.end_byte].decode("utf-8", "replace"), []).append(node)
+    local = provider.local_places(nodes)
     occurrences: dict[str, list[Occurrence]] = {}
-    for start, (code, node) in sorted(strongest.items()):
-        name = source[start : node.end_byte].decode("utf-8", "replace")
-        point = node.start_point
-        if start in definition_bytes:
-            code = 0
-        elif start in dotted:
-            code |= THROUGH
-        occurrences.setdefault(name, []).append((start, point.row + 1, point.column + 1, code))
+    for name, found in nodes.items():
+        for node in found:
+            start = node.start_byte
+            code = strongest[start][0]
+            point = node.start_point
+            if start in definition_bytes:
+                code = 0
+            elif start in dotted:
+                code |= THROUGH
+            elif start in local:
+                code |= LOCAL
+            occurrences.setdefault(name, []).append((start, point.row + 1, point.column + 1, code))
     for name, _kind, _q, line, column, _s, _e, name_byte in definitions:
         if name_byte not in strongest:  # a name node no reference pattern describes
             occurrences.setdefault(name, []).append((name_byte, line, column, 0))
@@ -224,7 +240,7 @@ def extract_names(provider: Provider, source: bytes, names) -> Record:
     definition_bytes = {d[7] for d in definitions}
     cursor = ts.QueryCursor(refs_query) if spans else None
     size = len(source)
-    occurrences: dict[str, list[Occurrence]] = {}
+    kept: dict[str, list] = {}  # name -> [(node, code, dotted)], as extract keeps them
     captured: set[int] = set()
     for name, at, end in spans:
         cursor.set_byte_range(max(0, at - 1), min(size, end + 1))
@@ -244,11 +260,19 @@ def extract_names(provider: Provider, source: bytes, names) -> Record:
         captured.add(at)
         code, found = strongest
         if found.end_byte == end:
+            kept.setdefault(name, []).append((found, code, dotted))
+    local = provider.local_places({name: [row[0] for row in rows] for name, rows in kept.items()})
+    occurrences: dict[str, list[Occurrence]] = {}
+    for name, rows in kept.items():
+        for found, code, dotted in rows:
+            at = found.start_byte
             point = found.start_point
             if at in definition_bytes:
                 code = 0
             elif dotted:
                 code |= THROUGH
+            elif at in local:
+                code |= LOCAL
             occurrences.setdefault(name, []).append((at, point.row + 1, point.column + 1, code))
     for d in definitions:
         if d[0] in names and d[7] not in captured:
@@ -257,13 +281,16 @@ def extract_names(provider: Provider, source: bytes, names) -> Record:
 
 
 def counts(occurrences: dict[str, list[Occurrence]]) -> dict[str, tuple[int, int]]:
-    """Per name, its references (definitions left out): ``(bare, through an object)``,
-    what ``relore map`` ranks by, kept beside the record so a map never walks occurrences."""
+    """Per name, its references (definitions and locals left out): ``(bare, through an
+    object)``, what ``relore map`` ranks by, kept beside the record so a map never walks
+    occurrences."""
     summary = {}
     for name, found in occurrences.items():
         bare = through = 0
         for occurrence in found:
             code = occurrence[3]
+            if code & LOCAL:
+                continue
             if code & THROUGH:
                 through += 1
             elif code != DEFINITION:

@@ -14,7 +14,11 @@ each reference is read with the corrections a reader would make:
   can mean a function, class or type, never a method, which is reached through an object
   (``request.scope``, ``client.get(...)``: ``engine.THROUGH``). A reference through an
   object names no receiver, so it weighs ``THROUGH_WEIGHT``.
-- **Local.** A definition inside a function is that function's: no other file can name it.
+- **Local.** A definition inside a function is that function's: no other file can name it,
+  and it is no entry of the map. A parameter or a name a function, lambda or comprehension
+  binds (``engine.LOCAL``: ``params``, a comprehension's ``r``) names nothing outside it: it
+  is no reference (``engine.counts`` leaves it out), however another file's function is
+  spelled.
 - **The language's own.** A bare name the language defines (``len``, ``print``) means the
   built-in; a method of a built-in type reached through an object (``.items()``,
   ``.append(...)``) means that type's. The provider lists both; such references are not
@@ -57,7 +61,7 @@ beside it): the documents' node also links the public top-level functions and cl
 each file defining a name it shows, ``BESIDE_WEIGHT`` of that name's weight shared among
 them.
 
-``THROUGH_WEIGHT``, ``ENTRY_SHARE``, ``EXPORT_WEIGHT``, ``MODULE_WEIGHT``, ``DOC_SHARE``,
+``THROUGH_WEIGHT``, ``walk.ENTRY_SHARE``, ``EXPORT_WEIGHT``, ``MODULE_WEIGHT``, ``DOC_SHARE``,
 ``DOCSTRING_SHARE``, ``BESIDE_WEIGHT``, the self-reference rule and the median cap were
 chosen by reading the maps of five installed packages (requests, jinja2, uvicorn, werkzeug,
 rich; ``benchmarks/code_lens.py --tuning``), never of the held-out ones whose entry points
@@ -69,18 +73,14 @@ from __future__ import annotations
 
 import math
 
-from relore.lens import registry, surface
+from relore.lens import registry, surface, walk
 
 SCORE = "how the tree's other files use it (PageRank over their references)"
-DAMPING = 0.85
-TOLERANCE = 1e-6  # L1 change of the rank vector (which sums to 1)
-MAX_ITERATIONS = 100
 AMBIGUOUS_FILES = 5
 AMBIGUOUS_WEIGHT = 0.1
 EVERYWHERE_SHARE = 0.1
 PRIVATE_WEIGHT = 0.1
 THROUGH_WEIGHT = 0.5
-ENTRY_SHARE = 0.5
 # a name a package declares public (``surface.py``) weighs this many references from its
 # entry file; a declaration of more than EXPORT_NAMES names shares EXPORT_NAMES' worth
 EXPORT_WEIGHT = 8.0
@@ -105,53 +105,13 @@ def is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
-def pagerank(
-    edges: list[list[tuple[int, float]]],
-    targets: list[list[int]],
-    personal: list[float],
-    whole: int | None = None,
-) -> tuple[list[float], list[float]]:
-    """Power iteration over files → targets → files.
-
-    ``edges[f]`` is file f's ``(target, weight)`` list, ``targets[t]`` the files target t
-    spreads evenly over, ``personal`` where a walk starts (sums to 1). A file passes on
-    ``weight / max(its total, the median total)`` along each edge; what it keeps back (all
-    of it, for a file with no edge) starts again from ``personal``. A node from ``whole`` on
-    (the documentation: no target is in it) passes on all it has. Returns the nodes' ranks
-    and each target's inflow at them.
-    """
-    n = len(edges)
-    whole = n if whole is None else whole
-    totals = [sum(w for _t, w in out) for out in edges]
-    positive = sorted(t for t in totals[:whole] if t > 0)
-    typical = positive[len(positive) // 2] if positive else 1.0
-    shares = []
-    passed = []
-    for f in range(n):
-        total = max(totals[f], typical) if f < whole else totals[f] or 1.0
-        shares.append([(t, w / total) for t, w in edges[f]])
-        passed.append(totals[f] / total)
-    rank = list(personal)
-    inflow = [0.0] * len(targets)
-    for _ in range(MAX_ITERATIONS):
-        inflow = [0.0] * len(targets)
-        restart = 0.0
-        for f in range(n):
-            r = rank[f]
-            restart += r * (1.0 - passed[f])
-            for t, share in shares[f]:
-                inflow[t] += r * share
-        new = [(1.0 - DAMPING + DAMPING * restart) * p for p in personal]
-        for t, flow in enumerate(inflow):
-            if flow:
-                each = DAMPING * flow / len(targets[t])
-                for f in targets[t]:
-                    new[f] += each
-        change = sum(abs(a - b) for a, b in zip(new, rank, strict=True))
-        rank = new
-        if change < TOLERANCE:
-            break
-    return rank, inflow
+def _in_function(qualified: str, kind_of: dict[str, str]) -> bool:
+    """Whether a definition so qualified is inside a function (a class in one included)."""
+    while "." in qualified:
+        qualified = qualified.rpartition(".")[0]
+        if kind_of.get(qualified) in FUNCTION_KINDS:
+            return True
+    return False
 
 
 class _Targets:
@@ -189,7 +149,6 @@ def rank(
     files = [rel for rel, _language, _record in records]
     position = {rel: i for i, rel in enumerate(files)}
     definitions: dict[str, list[tuple[str, tuple]]] = {}
-    local: set[tuple[str, int]] = set()  # (file, name byte) of definitions in a function
     dunder_names: set[str] = set()
     dunder_defs = defining_files = 0
     for rel, _language, record in records:
@@ -200,9 +159,8 @@ def rank(
                 dunder_names.add(d[0])
                 dunder_defs += 1
                 continue
-            definitions.setdefault(d[0], []).append((rel, d))
-            if kind_of.get(d[2].rpartition(".")[0]) in FUNCTION_KINDS:
-                local.add((rel, d[7]))
+            if not _in_function(d[2], kind_of):
+                definitions.setdefault(d[0], []).append((rel, d))
     everywhere = max(AMBIGUOUS_FILES, EVERYWHERE_SHARE * defining_files)
     excluded: dict[str, int] = {}
     targets = _Targets()
@@ -211,16 +169,14 @@ def rank(
             excluded[name] = len(places)
             del definitions[name]
             continue
-        reachable = [(rel, d) for rel, d in places if (rel, d[7]) not in local]
-        if reachable:
-            targets.add(
-                name,
-                sorted({position[rel] for rel, _d in reachable}),
-                sorted({position[rel] for rel, d in reachable if d[1] not in METHOD_KINDS}),
-            )
+        targets.add(
+            name,
+            sorted({position[rel] for rel, _d in places}),
+            sorted({position[rel] for rel, d in places if d[1] not in METHOD_KINDS}),
+        )
     edges, references, referenced_from = _edges(records, targets, providers)
     declared = _declared(records, targets, providers, position, edges)
-    personal, entry = _personalisation(records, focus, edges, providers)
+    personal, entry = walk.personalisation(records, focus, edges, providers)
     # the documentation: a node of its own for its documents and one for the docstrings'
     # examples, users of the tree no file links to
     documented: dict[str, int] = {}
@@ -242,7 +198,7 @@ def rank(
     if shares:
         personal = [(1.0 - sum(shares)) * p for p in personal] + shares
     ranks, inflow = (
-        pagerank(edges, targets.files, personal, whole=len(files)) if files else ([], [])
+        walk.pagerank(edges, targets.files, personal, whole=len(files)) if files else ([], [])
     )
     scale = len(files)  # a name receiving one average file's weight scores 1
     order = []
@@ -422,46 +378,3 @@ def _declared(records, targets: _Targets, providers: dict, position: dict, edges
         names_with_edges.update(kept)
         declaring.add(declarer)
     return {"names": len(names_with_edges), "files": len(declaring)}
-
-
-def _normalised(mass: list[float]) -> list[float] | None:
-    total = sum(mass)
-    return [m / total for m in mass] if total > 0 else None
-
-
-def _personalisation(
-    records, focus: list[str] | None, edges: list, providers: dict
-) -> tuple[list[float], list[str]]:
-    """Where walks start, and the entry files among those starts (empty with ``focus``)."""
-    files = [rel for rel, _language, _record in records]
-    if not files:
-        return [], []
-    mass = [sum(w for _t, w in out) for out in edges]
-    uniform = [1.0 / len(files)] * len(files)
-    if focus:
-        chosen = [
-            any(f == "" or rel == f or (f.endswith("/") and rel.startswith(f)) for f in focus)
-            for rel in files
-        ]
-        return (
-            _normalised([m if c else 0.0 for m, c in zip(mass, chosen, strict=True)])
-            or _normalised([float(c) for c in chosen])
-            or uniform
-        ), []
-    by_references = _normalised(mass) or uniform
-    entries = [
-        i
-        for i, (rel, language, _record) in enumerate(records)
-        if language in providers and rel.rsplit("/", 1)[-1] in providers[language].entry_files
-    ]
-    if entries:
-        depth = min(files[i].count("/") for i in entries)
-        entries = [i for i in entries if files[i].count("/") == depth]
-    at_entries = _normalised([mass[i] if i in entries else 0.0 for i in range(len(files))])
-    if at_entries is None:
-        return by_references, []
-    personal = [
-        (1.0 - ENTRY_SHARE) * b + ENTRY_SHARE * e
-        for b, e in zip(by_references, at_entries, strict=True)
-    ]
-    return personal, [files[i] for i in entries if mass[i] > 0]

@@ -36,13 +36,18 @@ with normalized as (
         (select array_agg(distinct marts.relore_test_id_form(v.raw))
          from unnest(%(test)s::text[]) as v (raw)) as tests,
         (select array_agg(distinct coalesce(marts.relore_symbol_form(v.raw), v.raw))
-         from unnest(%(symbol)s::text[]) as v (raw)) as symbols
+         from unnest(%(symbol)s::text[]) as v (raw)) as symbols,
+        -- the files the words name (a path in a description is evidence for a fused page)
+        (select array_agg(distinct a.path)
+         from marts.relore_path_aliases(%(repo_id)s::bigint, array(
+             select p from marts.relore_prose_paths(%(prose)s) as p limit 5)) as a (path))
+            as named_files
 )
 select
     array(
         select distinct x from unnest(tsvector_to_array(to_tsvector('english', %(text)s))) as x
     ) as lexemes,
-    n.files, n.errors, n.tests, n.symbols,
+    n.files, n.errors, n.tests, n.symbols, n.named_files,
     marks.*
 from normalized as n
 -- and the marks the search index is compared with (serve/lexical/source.py), in the same

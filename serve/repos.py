@@ -2,8 +2,9 @@
 by; every query after that compares ``repo_id`` (an index key, and the key rows are
 distributed on), never a name.
 
-This is the one place a repository's name is compared, case-insensitively as GitHub
-compares them. ``marts.corpus_stats`` holds one row per repository with documents: a lookup,
+This is where a search's repository name is compared, case-insensitively as GitHub compares
+them (rules, inflight's link targets and the clone directory compare names too:
+docs/internals/serve.md lists them). ``marts.corpus_stats`` holds one row per repository with documents: a lookup,
 where the ``repo_status`` view counts every mart (seconds at a million documents).
 """
 

@@ -22,8 +22,7 @@ from typing import NamedTuple
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from relore.contract import patterns, stamps
-from relore.contract.envelope import quote
+from relore.contract import patterns
 from relore.contract.limits import MAX_HITS as MAX_LIMIT
 from relore.contract.limits import (
     MAX_PASTE_CHARS,
@@ -33,13 +32,12 @@ from relore.contract.limits import (
     TRUST_TIERS,
 )
 from relore.contract.limits import QUESTION_KINDS as KINDS
-from relore.serve import excerpts, inputs, notices, ranking, repos
+from relore.serve import excerpts, fused, inputs, notices, page_hits, ranking, repos
 from relore.serve.errors import BadRequest
 from relore.serve.lexical import query, store
 from relore.serve.semantic import fusion
 from relore.serve.terms import MAX_TERMS
 from relore.serve.terms import TERM_RE as _TERM_RE
-from relore.serve.thread import thread_identity
 
 PER_THREAD = 3
 # a page with no words (filters only) is threads, each shown by the document that carries
@@ -47,9 +45,6 @@ PER_THREAD = 3
 # the threads reads at most this many documents (past it the count is a lower bound)
 EVIDENCE_CANDIDATES = 20
 THREADS_WALK_DOCUMENTS = 50_000
-SNIPPET_CHARS = 400
-# a review comment shown by the code it matched on: this much of what it says first
-HUNK_LEAD_CHARS = 160
 
 
 # What a kind of question may be answered from (machine text only ever by name, trust=machine)
@@ -83,9 +78,6 @@ class SearchRequest:
     floor: tuple[str, ...] = ()
     # set only for a traceback's signal legs: fill from documents holding this many words
     least: int | None = None
-    # set only for a question the semantic leg is fused with: fill from documents holding
-    # this share of the words (semantic.fusion.QUESTION_FILL_SHARE) instead of FILL_SHARE
-    fill_share: float | None = None
     # set only when the query was a pasted traceback over MAX_QUERY_CHARS: its length before
     # excerpts.cut reduced it to its lead, its error line and the deepest frames
     pasted_chars: int | None = None
@@ -184,35 +176,6 @@ def looks_like_a_failure(text: str) -> bool:
     return bool(_ERRORISH.search(text))
 
 
-def _hit(row: dict) -> dict:
-    return {
-        **thread_identity(row),
-        "document_id": row["document_id"],
-        "document_kind": row["document_kind"],
-        "author": row["author"],
-        "trust": row["trust"],
-        "date": stamps.date(row["created_at"]),
-        "age": stamps.age(row["created_at"]),
-        "score": round(float(row["score"]), 4),
-        "matched_terms": int(row["matched_terms"]),
-        "all_terms": bool(row.get("all_terms", True)),
-        # said once here, printed verbatim by both renderers: a filled hit's coverage
-        **(
-            {"partial": f"carries {row['matched_terms']} of {row['of_terms']} terms"}
-            if not row.get("all_terms", True)
-            else {}
-        ),
-        **({"path": row["path"]} if row.get("path") else {}),
-        "snippet": quote(snippet(row["snippet"], row["body_text"])),
-    }
-
-
-def snippet(headline: str | None, body: str | None) -> str:
-    """A hit's shown text: the headline's fragments, edges restored, cut to SNIPPET_CHARS."""
-    restored = excerpts.restore_edges(headline or "", body or "")
-    return excerpts.cut(restored, SNIPPET_CHARS)[0]
-
-
 class Ranked(NamedTuple):
     rows: list[dict]
     # hits below the strict conjunction (they match some of the words, not all)
@@ -240,8 +203,8 @@ class Ranked(NamedTuple):
 FILL_SHARE = 0.0
 
 
-def fill_minimum(n_lexemes: int, share: float | None = None) -> int:
-    return max(1, math.ceil(n_lexemes * (FILL_SHARE if share is None else share)))
+def fill_minimum(n_lexemes: int) -> int:
+    return max(1, math.ceil(n_lexemes * FILL_SHARE))
 
 
 def _filters(request: SearchRequest, normalized: dict) -> query.Filters:
@@ -270,6 +233,7 @@ async def _resolve(cur, request: SearchRequest, repo_id: int) -> dict:
         {
             "repo_id": repo_id,
             "text": " ".join(request.terms),
+            "prose": request.text,
             **{name: list(getattr(request, name)) or None for name in SIGNALS},
         },
     )
@@ -305,6 +269,8 @@ class _Prepared:
     searcher: object | None  # None: nothing can match (only stop words)
     # what the result depends on besides the request: the index state it is read at
     state: tuple = ()
+    # the files the query's words name, in the index's form (a fused page's file leg)
+    named_files: tuple[str, ...] = ()
 
 
 @dataclass
@@ -331,7 +297,8 @@ async def _prepare(cur, request: SearchRequest, repo_id: int) -> _Prepared:
         searcher = await indexes.fresh(cur.connection, repo_id, resolved)
     state = (resolved["database_oid"], store.Marks.of(resolved))
     filters = _filters(request, normalized)
-    return _Prepared(request, repo_id, lexemes, filters, normalized, searcher, state)
+    named = tuple(resolved["named_files"] or ())
+    return _Prepared(request, repo_id, lexemes, filters, normalized, searcher, state, named)
 
 
 def _walk(prepared: _Prepared) -> _Walked:
@@ -356,7 +323,7 @@ def _walk(prepared: _Prepared) -> _Walked:
     widened, fill, capped = False, None, walk.capped
     minimum = len(lexemes)
     if len(lexemes) > 1:
-        minimum = request.least or fill_minimum(len(lexemes), request.fill_share)
+        minimum = request.least or fill_minimum(len(lexemes))
     if minimum < len(lexemes):
         # the count is of the documents the page is drawn from (every word, then enough of
         # them), whatever the limit: a full strict page still counts the fill's documents
@@ -382,28 +349,6 @@ def _walk(prepared: _Prepared) -> _Walked:
                 hits = hits + more.hits
                 fill = {"minimum": minimum, "of": len(lexemes)}
     return _Walked(hits, widened, total, strict_total, fill, capped, minimum)
-
-
-async def _page_rows(cur, repo_id: int, hits: list, lexemes: list[str]) -> dict[str, dict]:
-    """The page's documents read back (by id), with snippets around the lexemes."""
-    if not hits:
-        return {}
-    await cur.execute(
-        ranking.PAGE,
-        {
-            "repo_id": repo_id,
-            "documents": [h.document_id for h in hits],
-            "scores": [h.score for h in hits],
-            "lexemes": lexemes,
-            "lead_chars": HUNK_LEAD_CHARS,
-        },
-    )
-    rows = {}
-    for row in await cur.fetchall():
-        row["all_terms"] = int(row["matched_terms"]) >= len(lexemes)
-        row["of_terms"] = len(lexemes)
-        rows[row["document_id"]] = row
-    return rows
 
 
 def _ranked(prepared: _Prepared, walked: _Walked, rows: dict[str, dict]) -> Ranked:
@@ -443,14 +388,14 @@ async def _rank_many(cur, prepared: list[_Prepared]) -> list[Ranked]:
         if walk_of[i].threads is not None:
             by_lexemes.pop((prepared[i].repo_id, tuple(prepared[i].lexemes)), None)
             walk_of[i].hits, lexemes = await _evidence(cur, prepared[i], walk_of[i].threads)
-            rows = await _page_rows(cur, prepared[i].repo_id, walk_of[i].hits, lexemes)
+            rows = await page_hits.page_rows(cur, prepared[i].repo_id, walk_of[i].hits, lexemes)
             for row in rows.values():  # the filter is what it matched, not words
                 row["all_terms"] = True
             answered[i] = _ranked(prepared[i], walk_of[i], rows)
             results.put(keys[i], answered[i])
     for (repo_id, lexemes), group in by_lexemes.items():
         hits = {h.document_id: h for i in group for h in walk_of[i].hits}
-        rows = await _page_rows(cur, repo_id, list(hits.values()), list(lexemes))
+        rows = await page_hits.page_rows(cur, repo_id, list(hits.values()), list(lexemes))
         for i in group:
             answered[i] = _ranked(prepared[i], walk_of[i], rows)
             results.put(keys[i], answered[i])
@@ -515,7 +460,7 @@ async def _run(cur, request: SearchRequest) -> Ranked:
 
 def _page(request: SearchRequest, ranked: Ranked) -> dict:
     rows, widened, normalized = ranked.rows, ranked.widened, ranked.normalized
-    hits = [_hit(r) for r in rows]
+    hits = [page_hits.hit(r) for r in rows]
     page = {
         "query": request.text,
         "terms": list(request.terms),
@@ -599,24 +544,19 @@ async def search(conn: AsyncConnection, request: SearchRequest) -> dict:
 
 
 async def _answer(cur, request: SearchRequest) -> dict:
-    """The lexical page, then the semantic leg as the query's route asks (semantic.fusion)."""
+    """A pasted error split into legs, a description or question fused with meaning
+    (semantic.fusion), or the lexical page with meaning asked only when it is empty."""
     failure = not request.has_signals and (
         request.pasted_chars is not None or looks_like_a_failure(request.text)
     )
-    unfused = None
     if failure:
         page = await _expanded(cur, request)
+    elif request.repo_id is not None and fusion.route(request, failure=False).fused:
+        page = await fused.page(cur, request, await _prepare(cur, request, request.repo_id))
     else:
-        asked = fusion.lexical_request(request)
-        page = _page(request, await _run(cur, asked))
-        if asked != request:  # a fused question's own fill: asked again if meaning is off
-
-            async def unfused() -> dict:
-                return _page(request, await _run(cur, request))
-
-    page = await fusion.answer(
-        cur, request, page, failure=failure, read=_hits_by_meaning, unfused=unfused
-    )
+        page = _page(request, await _run(cur, request))
+    if "tiers" not in page:
+        page = await fusion.answer(cur, request, page, failure=failure, read=_hits_by_meaning)
     if request.pasted_chars is not None:
         page["pasted_chars"] = request.pasted_chars  # the query is what the cut kept
     return page
@@ -625,8 +565,8 @@ async def _answer(cur, request: SearchRequest) -> dict:
 async def _hits_by_meaning(cur, repo_id: int, wanted: list, lexemes: list[str]) -> dict:
     """The documents the semantic leg chose, read back and shown as the lexical page shows
     its own (a snippet around any of the words, else the passage's start)."""
-    rows = await _page_rows(cur, repo_id, wanted, lexemes)
-    return {doc: _hit(row) for doc, row in rows.items()}
+    rows = await page_hits.page_rows(cur, repo_id, wanted, lexemes)
+    return {doc: page_hits.hit(row) for doc, row in rows.items()}
 
 
 async def _run_legs(cur, request: SearchRequest, legs: list) -> list[Ranked]:
@@ -677,7 +617,7 @@ async def _expanded(cur, request: SearchRequest) -> dict:
     chosen = chosen[: request.limit]
     hits = []
     for entry in chosen:
-        hit = _hit(entry["row"])
+        hit = page_hits.hit(entry["row"])
         hit["score"] = round(entry["rrf"], 4)
         hit["legs"] = entry["legs"]
         hits.append(hit)

@@ -454,16 +454,7 @@ def main() -> None:
         help="search.FILL_SHARE for this run (the share of a query's lexemes a filled hit "
         "holds; 1 turns the fill off): to choose the rule by measurement",
     )
-    parser.add_argument(
-        "--question-fill-share",
-        type=float,
-        default=None,
-        help="semantic.fusion.QUESTION_FILL_SHARE for this run: the fill share of a question's "
-        "lexical leg when meaning is fused with it",
-    )
     args = parser.parse_args()
-    if args.question_fill_share is not None:
-        fusion.QUESTION_FILL_SHARE = args.question_fill_share
     if args.fill_share is not None:
         from relore.serve import search
 
@@ -495,7 +486,6 @@ def main() -> None:
         "measured_at": provenance.facts(),
         "eval": str(args.eval),
         "fill_share": args.fill_share,
-        "question_fill_share": args.question_fill_share,
     }
     try:
         if not args.skip_build:

@@ -134,6 +134,14 @@ class Provider:
         ``level``) may be, most likely first; empty when it is none of the tree's."""
         return ()
 
+    def local_places(self, nodes_by_name: dict[str, list]) -> set[int]:
+        """The start bytes of the identifier nodes (every occurrence of each name, as the
+        references query captured them) that are parameters or names bound in their own
+        function: no use of any definition. Decided per name, from that name's nodes alone
+        (``engine.extract_names`` passes some names'). Default: none (the language's
+        locals are not told apart)."""
+        return set()
+
     def qualifier(self, definition_node: Any, source: bytes) -> str | None:
         """A scope that is not an enclosing block (Go's method receiver). Default: none."""
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import re
 
+from relore.lens.providers import python_scopes
 from relore.lens.providers.base import MAX_EXPORTS, Provider
 
 TYPE_CHECKING = False  # typing stays unimported: a cached answer's start counts
@@ -154,6 +155,9 @@ class PythonProvider(Provider):
         return re.compile(
             rb"(?:def|class)[\s\\]+" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])"
         )
+
+    def local_places(self, nodes_by_name: dict[str, list]) -> set[int]:
+        return python_scopes.local_places(nodes_by_name)
 
     def exports(self, root: Any, source: bytes) -> tuple[list[str] | None, list[tuple]]:
         """``__all__`` as its literals build it (``=``, ``+=``, ``+``, ``.extend``,

@@ -219,3 +219,57 @@ def threads_newest_first(
             lower_bound = True
             break
     return Threads([(t, candidates[t]) for t in order[:limit]], len(order), lower_bound)
+
+
+# A thread ranking reads at most this many ranked documents (in THREAD_STEP steps) to find
+# its threads: past it, a thread's best document ranks below every thread already found.
+THREAD_WALK_DOCUMENTS = 2048
+THREAD_STEP = 256
+
+
+@dataclass(frozen=True)
+class RankedThread:
+    thread: int
+    # its best documents, best first (at most the walk's ``per_thread``)
+    hits: tuple[Hit, ...]
+
+
+@dataclass(frozen=True)
+class ThreadWalk:
+    threads: list[RankedThread]
+    # every matching document (counted on the walk's first step)
+    total: int
+
+
+def ranked_threads(
+    searcher: tantivy.Searcher, query: Query, depth: int, per_thread: int = 1
+) -> ThreadWalk:
+    """The first ``depth`` threads in the order of their best document's BM25 score, each
+    with its best ``per_thread`` documents: one leg of a fused ranking (semantic.fusion)."""
+    order: list[int] = []
+    hits: dict[int, list[Hit]] = {}
+    offset = 0
+    total = 0
+    while offset < THREAD_WALK_DOCUMENTS:
+        found = searcher.search(query, limit=THREAD_STEP, offset=offset, count=offset == 0)
+        if offset == 0:
+            total = found.count
+        page = found.hits
+        if not page:
+            break
+        threads = searcher.fast_field_values(schema.THREAD, [address for _, address in page])
+        for (key, address), thread in zip(page, threads, strict=True):
+            held = hits.get(thread)
+            if held is None:
+                if len(order) >= depth:
+                    continue
+                order.append(thread)
+                held = hits[thread] = []
+            if len(held) < per_thread:
+                held.append(Hit(searcher.doc(address)[schema.DOCUMENT][0], thread, float(key)))
+        if len(order) >= depth and all(len(hits[t]) >= per_thread for t in order):
+            break
+        if len(page) < THREAD_STEP:
+            break
+        offset += THREAD_STEP
+    return ThreadWalk([RankedThread(t, tuple(hits[t])) for t in order], total)

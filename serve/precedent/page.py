@@ -16,9 +16,9 @@ from relore.contract.envelope import quote
 from relore.contract.limits import MAX_PRECEDENT
 from relore.serve import excerpts, notices, ranking, repos
 from relore.serve.lexical import store
+from relore.serve.page_hits import snippet
 from relore.serve.precedent import rank, read
 from relore.serve.precedent.request import TIERS, PrecedentRequest
-from relore.serve.search import snippet
 from relore.serve.semantic import fusion, nearest
 from relore.serve.thread import thread_identity
 
@@ -200,6 +200,7 @@ async def precedent(conn: AsyncConnection, request: PrecedentRequest) -> dict:
                 "error": None,
                 "test": None,
                 "symbol": list(named["symbols"]) or None,
+                "prose": None,  # the description's paths are in file, found by read.NAMED
             },
         )
         resolved = await cur.fetchone()

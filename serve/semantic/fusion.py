@@ -1,24 +1,28 @@
 """Words and meaning on one page, routed by what the query is.
 
-- A natural-language question (QUESTION_TERMS words or more, no signal filter, not a pasted
-  error) is **fused**: the lexical page's threads and the semantic leg's threads, each in its
-  own order, merged by reciprocal rank (RRF_K), thread by thread. A thread keeps its
-  lexical hits (the documents that carry the words); a thread only meaning found is shown by
-  its nearest passage.
+- A description or a question (QUESTION_TERMS words or more, no signal filter, not a pasted
+  error) is **fused**: whole thread rankings, each leg's first DEPTH threads, merged by
+  weighted reciprocal rank (RRF_K) thread by thread. The legs: the words (BM25 over every
+  document holding any of them, a thread by its best document), meaning (the semantic tier's
+  nearest passages), and, when the query names a file, the threads that touched it ranked by
+  the same words (a path is evidence, not a filter). Each query *shape* weighs the legs as
+  measured on every slice at once (WEIGHTS; benchmarks/README.md, #36). A fused page shows
+  each thread once, by the document that put it there.
 - A pasted error, a filtered query or a few words are **lexical-first**: the lexical page as
   it is; only when it is empty does the semantic leg answer, and then only with threads at
-  least FLOOR similar (a question with no words in the index is still asked in meaning; a
-  filter the semantic leg cannot apply is never bypassed: a filtered query gets no meaning).
+  least FLOOR similar (a filter the semantic leg cannot apply is never bypassed: a filtered
+  query gets no meaning).
 
 The page says which tiers answered (``tiers``: the semantic leg answered, was off and why,
-or was not asked and why) and each hit says what matched it (``matched_by``); a hit found
-by meaning carries its similarity.
+or was not asked and why; a fused page also names its shape) and each hit says what matched
+it (``matched_by``); a hit found by meaning carries its similarity.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+import re
+from dataclasses import dataclass
 
 from relore.serve import ranking
 from relore.serve.semantic import nearest
@@ -26,15 +30,56 @@ from relore.serve.semantic import nearest
 # RELORE_SEMANTIC=off: a daemon that never asks the semantic leg (and says so on its pages)
 ENABLED = os.environ.get("RELORE_SEMANTIC", "on").strip().lower() != "off"
 QUESTION_TERMS = 3
-# the lexical leg of a fused question is filled from documents holding this share of its
-# words (search.FILL_SHARE, any one, elsewhere). Half, measured (#36): RRF over the full
-# disjunction's page lowered the questions from 0.600 / 0.354 to 0.429 / 0.240 (the extra
-# lexical threads share the question's generic words). When the semantic leg is off, the
-# page is asked again without it (answer's ``unfused``): no question goes empty for want
-# of meaning.
-QUESTION_FILL_SHARE: float | None = 0.5
 RRF_K = 60
 FLOOR = 0.3  # cosine similarity below which a lexical-first page is not filled by meaning
+DEPTH = nearest.DEPTH  # threads each leg of a fused ranking offers
+
+
+@dataclass(frozen=True)
+class Weights:
+    """What each leg of a fused ranking weighs, and what it admits."""
+
+    words: float
+    meaning: float
+    file: float = 0.0
+    # the words' leg ranks documents holding at least this share of the lexemes (at least 1)
+    words_share: float = 0.0
+    # the meaning leg ranks threads at least this similar
+    meaning_floor: float = 0.0
+    # the words' leg ranks a thread by its best document's score plus this share of its
+    # second's (0: the best alone)
+    words_second: float = 0.0
+
+
+# By the query's shape, chosen on every slice at once (benchmarks/quality/fusion_grid.py;
+# figures in benchmarks/README.md, #36). A question's words rarely hold half its lexemes in
+# the thread that answers it, and every weight given to documents holding fewer lowered the
+# questions: its words' leg admits only those holding half (meaning carries it, an
+# identifier-heavy question still has its words). A description fuses every document
+# holding any word with meaning at half weight; a file described leans on the words, the
+# threads that touched the file, and a thread's second-best document.
+WEIGHTS = {
+    "question": Weights(words=1.0, meaning=1.0, words_share=0.5),
+    "description": Weights(words=1.0, meaning=0.5),
+    "path_description": Weights(words=1.0, meaning=0.25, file=1.0, words_second=0.5),
+}
+# With meaning unavailable, the words' leg of every shape admits any document holding one
+WORDS_ONLY_SHARE = 0.0
+
+
+# a question, or a problem told in the first person ("I load ... and get ...")
+_QUESTION = re.compile(
+    r"\?\s*$|^\s*(how|why|what|which|who|whose|is|are|was|were|does|do|did|can|"
+    r"could|should|would|will|has|have|had)\b|\b(I|I'm|I've|my|me)\b",
+    re.IGNORECASE,
+)
+
+
+def shape(text: str, named_files) -> str:
+    """What a fused query is: a file named and described, a question, or a description."""
+    if named_files:
+        return "path_description"
+    return "question" if _QUESTION.search(text) else "description"
 
 
 @dataclass(frozen=True)
@@ -45,32 +90,46 @@ class Route:
 
 
 def route(request, *, failure: bool) -> Route:
-    if not ENABLED:
-        return Route(False, "turned off on this daemon (RELORE_SEMANTIC=off)")
-    if request.repo_id is None:
-        return Route(False, "asked in every repository: meaning is searched within one (--repo)")
+    """Fused or lexical-first, and whether meaning is asked at all. A fused route still ranks
+    by the words (and a named file) when the semantic leg is off."""
     if request.has_signals:
         return Route(False, "a filtered query is answered by the filters and the words")
-    if failure:
-        return Route(False, None)
-    if len(request.terms) < QUESTION_TERMS:
-        return Route(False, None)
-    return Route(True)
+    if failure or len(request.terms) < QUESTION_TERMS:
+        off = _meaning_unavailable(request)
+        return Route(False, off)
+    return Route(True, _meaning_unavailable(request))
 
 
-def lexical_request(request):
-    """The request the lexical page is asked: a fused question's with its own fill share."""
-    if QUESTION_FILL_SHARE is None or not route(request, failure=False).fused:
-        return request
-    return replace(request, fill_share=QUESTION_FILL_SHARE)
+def _meaning_unavailable(request) -> str | None:
+    if not ENABLED:
+        return "turned off on this daemon (RELORE_SEMANTIC=off)"
+    if request.repo_id is None:
+        return "asked in every repository: meaning is searched within one (--repo)"
+    return None
 
 
 @dataclass(frozen=True)
-class SemanticHit:
-    """What the page reads back for a thread only meaning found (ranking.PAGE's input)."""
+class Ranked:
+    """One leg's thread, in its order: the document that put it there and its score."""
 
+    thread: int
     document_id: str
     score: float
+
+
+def fuse(legs: dict[str, list[Ranked]], weights: Weights) -> list[tuple[int, float]]:
+    """Threads by weighted reciprocal rank over the legs' orders, best first; ties go to the
+    thread a leg ranked higher, then to the words' leg order."""
+    scores: dict[int, float] = {}
+    best: dict[int, int] = {}
+    for name, ranking_ in legs.items():
+        weight = getattr(weights, name)
+        for rank, entry in enumerate(ranking_, 1):
+            if weight > 0:
+                scores[entry.thread] = scores.get(entry.thread, 0.0) + weight / (RRF_K + rank)
+            best[entry.thread] = min(best.get(entry.thread, rank), rank)
+    ordered = sorted(scores, key=lambda t: (-scores[t], best[t]))
+    return [(t, scores[t]) for t in ordered]
 
 
 def _filters(request) -> dict:
@@ -82,104 +141,89 @@ def _filters(request) -> dict:
     }
 
 
-def fuse(lexical_hits: list[dict], near: list, limit: int) -> tuple[list, dict]:
-    """The page's order: ``("lexical", hit)`` and ``("semantic", Near)`` entries, at most
-    ``limit``, and each thread's fused score. A thread's lexical hits stay together, in their
-    order; a thread only meaning found is one entry, its nearest passage."""
-    by_thread: dict[int, list[dict]] = {}
-    lexical_order: list[int] = []
-    for hit in lexical_hits:
-        if hit["number"] not in by_thread:
-            lexical_order.append(hit["number"])
-        by_thread.setdefault(hit["number"], []).append(hit)
-    semantic_of = {n.thread_number: n for n in near}
-    scores: dict[int, float] = {}
-    for rank, number in enumerate(lexical_order, 1):
-        scores[number] = scores.get(number, 0.0) + 1.0 / (RRF_K + rank)
-    for rank, n in enumerate(near, 1):
-        scores[n.thread_number] = scores.get(n.thread_number, 0.0) + 1.0 / (RRF_K + rank)
-    order = sorted(scores, key=lambda t: -scores[t])
-    entries: list = []
-    for number in order:
-        if number in by_thread:
-            entries.extend(("lexical", row) for row in by_thread[number])
-        else:
-            entries.append(("semantic", semantic_of[number]))
-        if len(entries) >= limit:
-            break
-    return entries[:limit], scores
+async def meaning(cur, request, floor: float = 0.0) -> list | nearest.Off:
+    """The semantic leg's threads for a request, those at least ``floor`` similar (or why it
+    cannot answer)."""
+    if not_asked := _meaning_unavailable(request):
+        return nearest.Off(not_asked)
+    found = await nearest.nearest(cur, request.repo_id, request.text, _filters(request))
+    if isinstance(found, nearest.Off):
+        return found
+    return [n for n in found if n.similarity >= floor]
 
 
-async def answer(cur, request, page: dict, *, failure: bool, read, unfused=None) -> dict:
-    """``page`` (the lexical one) with the semantic leg routed in. ``read(cur, repo_id,
-    wanted, lexemes)`` reads the documents of threads only meaning found, as hits keyed by
-    document id, the way the lexical page reads its own. ``unfused()``, when given, is the
-    lexical page as an unfused query is asked (search.FILL_SHARE): the page when the semantic
-    leg turns out to be off."""
+@dataclass(frozen=True)
+class SemanticHit:
+    """What the page reads back for a thread only meaning found (ranking.PAGE's input)."""
+
+    document_id: str
+    score: float
+
+
+def by_meaning(hit: dict, similarity: float) -> dict:
+    """A hit only meaning found: it says how near, and carries no words' coverage."""
+    hit.pop("partial", None)
+    hit["matched_by"] = ["meaning"]
+    hit["similarity"] = round(similarity, 4)
+    hit["meaning"] = f"found by meaning, similarity {similarity:.2f}"
+    return hit
+
+
+async def answer(cur, request, page: dict, *, failure: bool, read) -> dict:
+    """A lexical-first page (``page``) with the semantic leg asked only when the words found
+    nothing. ``read(cur, repo_id, wanted, lexemes)`` reads the documents meaning found, as
+    hits keyed by document id, the way the lexical page reads its own."""
     chosen = route(request, failure=failure)
-    how = "fused" if chosen.fused else "lexical-first"
     lexical = {"hits": len(page["hits"])}
 
     def said(state: str, **facts) -> dict:
-        page["tiers"] = {"lexical": lexical, "semantic": {"state": state, "route": how, **facts}}
+        page["tiers"] = {
+            "lexical": lexical,
+            "semantic": {"state": state, "route": "lexical-first", **facts},
+        }
         return page
 
     if chosen.not_asked:
         return said("not asked", reason=chosen.not_asked)
-    if not chosen.fused and page["hits"]:
+    if page["hits"]:
         return said("not asked", reason="the words answered")
-    found = await nearest.nearest(cur, request.repo_id, request.text, _filters(request))
+    found = await meaning(cur, request)
     if isinstance(found, nearest.Off):
-        if unfused is not None:
-            page = await unfused()
-            lexical["hits"] = len(page["hits"])
         return said("off", reason=found.reason)
-    if not chosen.fused:
-        found = [n for n in found if n.similarity >= FLOOR]
-    entries, scores = fuse(page["hits"], found, request.limit)
-    wanted = [SemanticHit(e.document_id, e.similarity) for kind, e in entries if kind == "semantic"]
-    read_back = {}
-    await cur.execute(_LEXEMES, {"text": " ".join(request.terms)})
-    lexemes = list((await cur.fetchone())["lexemes"])
-    if wanted:
-        read_back = await read(cur, request.repo_id, wanted, lexemes)
-    near_of = {n.thread_number: n for n in found}
-    hits = []
-    for kind, entry in entries:
-        if kind == "lexical":
-            hit = dict(entry)
-            near = near_of.get(hit["number"])
-            hit["matched_by"] = ["words", "meaning"] if near else ["words"]
-            if near:
-                hit["similarity"] = round(near.similarity, 4)
-        else:
-            hit = read_back.get(entry.document_id)
-            if hit is None:  # deleted since the vectors were read
-                continue
-            hit.pop("partial", None)
-            hit["matched_by"] = ["meaning"]
-            hit["similarity"] = round(entry.similarity, 4)
-            hit["meaning"] = f"found by meaning, similarity {entry.similarity:.2f}"
-        if chosen.fused:
-            hit["score"] = round(scores[hit["number"]], 4)
-        hits.append(hit)
-    # the page drew on the documents the words match and those only meaning found: counted
-    # as documents, whatever the limit (never the page's threads added to a count of documents)
-    unworded = 0
-    if found:
-        await cur.execute(
-            ranking.UNWORDED,
-            {
-                "repo_id": request.repo_id,
-                "documents": [n.document_id for n in found],
-                "lexemes": lexemes,
-                "holds": page.get("total_holds") or max(1, len(lexemes)),
-            },
-        )
-        unworded = int((await cur.fetchone())["unworded"])
+    found = [n for n in found if n.similarity >= FLOOR][: request.limit]
+    lexemes = await query_lexemes(cur, request.terms)
+    wanted = [SemanticHit(n.document_id, n.similarity) for n in found]
+    read_back = await read(cur, request.repo_id, wanted, lexemes) if wanted else {}
+    hits = [
+        by_meaning(read_back[n.document_id], n.similarity)
+        for n in found
+        if n.document_id in read_back  # else deleted since the vectors were read
+    ]
+    unworded = await count_unworded(cur, request.repo_id, found, lexemes, 1)
     page.update(hits=hits, returned=len(hits), total=page["total"] + unworded)
-    by_meaning = sum(1 for h in hits if h["matched_by"] == ["meaning"])
-    return said("answered", threads=len(found), hits_by_meaning_only=by_meaning)
+    return said("answered", threads=len(found), hits_by_meaning_only=len(hits))
+
+
+async def count_unworded(cur, repo_id: int, found: list, lexemes: list[str], holds: int) -> int:
+    """Of the documents meaning found, those the words' count left out (holding fewer than
+    ``holds`` of the lexemes): a page's total counts documents, never threads."""
+    if not found:
+        return 0
+    await cur.execute(
+        ranking.UNWORDED,
+        {
+            "repo_id": repo_id,
+            "documents": [n.document_id for n in found],
+            "lexemes": lexemes,
+            "holds": max(1, holds),
+        },
+    )
+    return int((await cur.fetchone())["unworded"])
+
+
+async def query_lexemes(cur, terms) -> list[str]:
+    await cur.execute(_LEXEMES, {"text": " ".join(terms)})
+    return list((await cur.fetchone())["lexemes"])
 
 
 _LEXEMES = """

@@ -12,6 +12,7 @@ from fixtures import indexed
 from fixtures import world as worlds
 from fixtures.reads import search as _search
 
+from relore.contract import render
 from relore.extract.landing import RawObject, Repo, land
 from relore.serve.semantic import fusion
 
@@ -40,6 +41,20 @@ NOISE = [
 ]
 # The only document holding a rare word.
 RARE = _issue(20, "Spelling of a plant", "The zanthoxylum test fixture has a typo.")
+# A "why" about a file: the thread that touched it says few of the words; another says many
+# of them often and never names the file.
+FILE_TOUCHED = _issue(
+    30, "Generation fix", "Changed quillwork/shape_loader.py so that generation works again."
+)
+WORDY = _issue(
+    31,
+    "Loader shapes",
+    "The loader reshapes tensors; loader shapes are reshaped per batch, and the reshaping "
+    "loader keeps its shapes until the batch ends.",
+)
+WHY_FILE = (
+    "quillwork/shape_loader.py: why does the loader reshape tensors per batch and keep the shapes?"
+)
 
 DESCRIPTION = (
     "The decoder keeps its cache under gradient checkpointing during training; switch it "
@@ -55,7 +70,7 @@ def _land_world(landing: worlds.Landing) -> None:
         conn.cursor() as cur,
     ):
         land(cur, REPO, "test", [RawObject("repository", REPO.repo_id, None, repository)])
-        land(cur, REPO, "test", [RELEVANT, *NOISE, RARE])
+        land(cur, REPO, "test", [RELEVANT, *NOISE, RARE, FILE_TOUCHED, WORDY])
 
 
 WORLD_PART = worlds.Part(REPO.full_name, land=_land_world)
@@ -87,9 +102,31 @@ def test_a_query_whose_rare_word_one_document_carries_never_answers_empty(indexe
     assert "zanthoxylum" in page["hits"][0]["snippet"]
 
 
+def test_a_file_named_in_a_why_raises_the_thread_that_touched_it_over_a_wordier_one(
+    indexed_world, tier_off
+):
+    """The path is evidence (the threads whose files match it are a leg of their own), not a
+    filter: the wordy thread that never names the file still answers, below."""
+    page = _search(indexed_world.url, q=WHY_FILE, repo=REPO.full_name)
+    numbers = [h["number"] for h in page["hits"]]
+    assert numbers[:2] == [30, 31], numbers
+    assert page["named_files"] == ["quillwork/shape_loader.py"]
+    assert "file" in page["hits"][0]["matched_by"]
+    assert page["tiers"]["semantic"]["shape"] == "path_description"
+    shown = render.search_page(page).split("\n2. ")[0]
+    assert "(touched a file the query names)" in shown
+
+
+def test_a_fused_page_shows_each_thread_once(indexed_world, tier_off):
+    page = _search(indexed_world.url, q=DESCRIPTION, repo=REPO.full_name)
+    numbers = [h["number"] for h in page["hits"]]
+    assert len(numbers) == len(set(numbers)) > 1, numbers
+    assert page["per_thread_cap"] == 1
+
+
 def test_a_long_question_is_answered_by_its_words_when_meaning_is_unavailable(indexed_world):
-    # the tier is on but this database holds no vectors: a fused question's lexical leg
-    # (half its words) is asked again as an unfused query is, not left empty
+    # the tier is on but this database holds no vectors: a fused question's words' leg
+    # admits any document holding one of its words, not only those holding half
     assert fusion.ENABLED
     page = _search(indexed_world.url, q=DESCRIPTION, repo=REPO.full_name)
     assert page["tiers"]["semantic"]["state"] == "off", page["tiers"]

@@ -6,7 +6,6 @@ import pytest
 
 from relore.serve.search import SearchRequest
 from relore.serve.semantic import fusion
-from relore.serve.semantic.nearest import Near
 
 
 def _request(text: str, **more) -> SearchRequest:
@@ -41,23 +40,50 @@ def test_relore_semantic_off_turns_the_leg_off(monkeypatch: pytest.MonkeyPatch):
     )
 
 
+def _leg(*threads: int) -> list[fusion.Ranked]:
+    return [fusion.Ranked(t, f"d{t}", 1.0) for t in threads]
+
+
 def test_a_thread_both_legs_found_outranks_threads_one_leg_found_and_ties_go_to_words():
-    lexical = [_hit(7, "a"), _hit(8, "b")]
-    near = [Near(9, "c", 0.8), Near(8, "d", 0.7)]
-    entries, scores = fusion.fuse(lexical, near, 10)
-    assert [e["number"] if k == "lexical" else e.thread_number for k, e in entries] == [
-        8,
-        7,
-        9,
-    ]
+    order = fusion.fuse({"words": _leg(7, 8), "meaning": _leg(9, 8)}, fusion.Weights(1, 1))
+    assert [t for t, _ in order] == [8, 7, 9]
+    scores = dict(order)
     assert scores[8] > scores[7] == scores[9]
 
 
-def test_a_threads_lexical_hits_stay_together_and_the_page_stops_at_its_limit():
-    lexical = [_hit(1, "a"), _hit(2, "b"), _hit(1, "c")]
-    entries, _ = fusion.fuse(lexical, [Near(3, "d", 0.9)], 3)
-    assert [(k, e["document_id"] if k == "lexical" else e.document_id) for k, e in entries] == [
-        ("lexical", "a"),
-        ("lexical", "c"),
-        ("semantic", "d"),
-    ]
+@pytest.mark.parametrize("shape", sorted(fusion.WEIGHTS))
+def test_fusion_never_drops_a_thread_both_legs_rank_in_their_top_3(shape: str):
+    """The worst case for a thread third in words and in meaning: every other thread of the
+    two legs' first 50 placed to beat it (distinct threads, each leg's own order)."""
+    weights = fusion.WEIGHTS[shape]
+    for both in ((3, 3), (1, 3), (3, 1), (2, 3)):
+        words = [100 + i for i in range(50)]
+        meaning = [200 + i for i in range(50)]
+        words[both[0] - 1] = meaning[both[1] - 1] = 1
+        # the threads ranked above it in either leg are also the other leg's next ones
+        for rank in range(both[0] - 1):
+            meaning[both[1] + rank] = words[rank]
+        order = fusion.fuse(
+            {"words": _leg(*words), "meaning": _leg(*meaning), "file": _leg(*words)}, weights
+        )
+        assert 1 in [t for t, _ in order[:10]], (shape, both)
+
+
+def test_a_leg_weighed_zero_orders_nothing_but_its_threads_are_not_invented():
+    order = fusion.fuse({"words": _leg(1, 2), "file": _leg(3)}, fusion.Weights(1, 1, 0))
+    assert [t for t, _ in order] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("text", "named", "expected"),
+    [
+        ("why does the pool hang after a fork?", (), "question"),
+        ("How do I turn caching off in training", (), "question"),
+        ("Turn the decoder cache off under activation checkpointing.", (), "description"),
+        ("src/a/b.py: why is the cache off?", ("src/a/b.py",), "path_description"),
+    ],
+)
+def test_a_query_is_shaped_as_a_question_a_description_or_a_file_described(
+    text: str, named: tuple, expected: str
+):
+    assert fusion.shape(text, named) == expected
