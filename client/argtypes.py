@@ -52,6 +52,9 @@ def query(value: str) -> str:
 
 
 query.max_chars = limits.MAX_PASTE_CHARS  # relore mcp states it in the tool's input schema
+description = _text(
+    "description", limits.MAX_QUERY_CHARS, ": one or two sentences about the change"
+)
 pattern = _text("pattern", limits.MAX_PATTERN_CHARS)
 focus = _text("focus", limits.MAX_FOCUS_CHARS)
 task = _text("task", limits.MAX_TASK_CHARS, ": one sentence about the change")
@@ -83,6 +86,9 @@ def whole(low: int, high: int | None, what: str):
 
 
 limit = whole(1, limits.MAX_HITS, f"at most {limits.MAX_HITS} hits per page, at least 1")
+precedent_limit = whole(
+    1, limits.MAX_PRECEDENT, f"at most {limits.MAX_PRECEDENT} pull requests, at least 1"
+)
 comments = whole(
     1, limits.THREAD_PAGE, f"at most {limits.THREAD_PAGE} comments per page, at least 1"
 )

@@ -13,7 +13,7 @@ import sys
 
 from relore.client.definition import build_parser, verb_of
 from relore.client.exits import EXIT_STATUSES, ExitStatus, Refused
-from relore.contract import envelope, render, wire
+from relore.contract import envelope, limits, render, wire
 
 TYPE_CHECKING = False  # typing is not imported to run a verb: a cached answer's start counts
 if TYPE_CHECKING:
@@ -265,6 +265,15 @@ def _daemon_verb(args: argparse.Namespace, env) -> tuple[dict, str]:
             }
             page = transport.get(api, "search", params, token=token)
             renderer = render.search_page
+        elif args.verb == "precedent":
+            if len(args.file) > limits.MAX_SIGNAL_VALUES:
+                raise Refused(
+                    ExitStatus.USAGE,
+                    f"relore precedent: at most {limits.MAX_SIGNAL_VALUES} --file values",
+                )
+            params = {"q": args.q, "repo": args.repo, "file": args.file, "limit": args.limit}
+            page = transport.get(api, "precedent", params, token=token)
+            renderer = render.precedent_page
         elif args.verb in ("thread", "inflight"):
             page = transport.get(api, args.verb, _thread_params(args), token=token)
             renderer = render.thread_page if args.verb == "thread" else render.inflight_page

@@ -102,10 +102,44 @@ def _search(verbs) -> None:
         "--kind",
         choices=limits.QUESTION_KINDS,
         help="the question's kind: sets the trust floor (rationale: authoritative only) and "
-        "caps precedent at 5",
+        "caps precedent at 5 (for earlier pull requests of the same kind, `relore precedent` "
+        "ranks pull requests whole)",
     )
     s.add_argument("--since", help="documents from this date on, YYYY-MM-DD")
     _page_flags(s)
+
+
+def _precedent(verbs) -> None:
+    pr = verbs.add_parser(
+        "precedent",
+        help="earlier pull requests that made the same kind of change (merged first)",
+        description="The closed pull requests that made the kind of change DESCRIPTION "
+        "describes, merged ones first, each with why it matched (terms, files, meaning), "
+        "the files it changed and the review comments that shaped it. Open pull requests "
+        "are not precedent: `relore search --state open` lists them.",
+    )
+    pr.add_argument(
+        "q",  # the HTTP API's name for it
+        metavar="DESCRIPTION",
+        type=argtypes.description,
+        help="the change you are about to make, in one or two sentences (paths and "
+        "`symbols` in it count as evidence)",
+    )
+    pr.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        help=f"a file the change touches: boosts, never filters (at most "
+        f"{limits.MAX_SIGNAL_VALUES})",
+    )
+    pr.add_argument("--repo", type=argtypes.repo, required=True, help="owner/name")
+    pr.add_argument(
+        "--limit",
+        type=argtypes.precedent_limit,
+        default=limits.MAX_PRECEDENT,
+        help=f"pull requests, 1-{limits.MAX_PRECEDENT} (default {limits.MAX_PRECEDENT})",
+    )
+    _page_flags(pr)
 
 
 def _status(verbs) -> None:
@@ -286,6 +320,7 @@ def _mcp(verbs) -> None:
 # Every verb in the order ``relore --help`` lists them, and what adds its parser.
 VERBS = {
     "search": _search,
+    "precedent": _precedent,
     "status": _status,
     "rules": _rules,
     "thread": _thread,

@@ -37,6 +37,11 @@ PURPOSE = {
     "error line or a traceback, or name a file, test or symbol, to find earlier reports, "
     "fixes and the reasons given for them. At most 10 hits, each a snippet; read one with "
     "`thread`.",
+    "precedent": "The earlier pull requests that made the same kind of change you are "
+    "about to make: describe the change in a sentence or two (and name the files with "
+    "`file`) before writing code. Merged ones first, at most 5, each saying why it matched "
+    "and showing the files it changed and 1-3 review comments that shaped it; read one "
+    "whole with `thread`.",
     "thread": "One issue or pull request in capped views. Call it to read a search hit: a "
     "page is the opening post and at most 10 comments (the ends and the middle); `after` "
     "reads on in order, `outline` lists every comment on a line, `comment` reads one whole, "

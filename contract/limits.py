@@ -20,6 +20,9 @@ TRUST_TIERS = ("authoritative", "reported", "machine")
 STATES = ("open", "closed", "merged")
 QUESTION_KINDS = ("failure", "rationale", "precedent")  # --kind
 
+# --- precedent ------------------------------------------------------------------------------
+MAX_PRECEDENT = 5  # pull requests on one precedent page (design.md); --limit may ask for fewer
+
 # --- thread -----------------------------------------------------------------------------------
 THREAD_PAGE = 10  # comments on one page; --limit may ask for fewer
 MAX_FOCUS_CHARS = 500

@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from relore.contract import envelope, render, wire
 from relore.contract.version import __version__
 from relore.serve import auth, errors, inputs, labels, notices, openapi, readiness, responses, web
+from relore.serve import precedent as precedent_mod
 from relore.serve import search as search_mod
 from relore.serve import status as status_mod
 from relore.serve import thread as thread_mod
@@ -225,6 +226,15 @@ async def search_endpoint(request: Request) -> Response:
     # whether POST /label records anything here: the page at / shows its buttons only then
     page["labelling"] = bool(request.app.state.settings.labels_path)
     return _page(page, chosen, render.search_page)
+
+
+async def precedent_endpoint(request: Request) -> Response:
+    precedent_request = precedent_mod.parse_request(request.query_params)
+    chosen = inputs.output_format(request.query_params)
+    async with _pool(request).connection() as conn:
+        page = await precedent_mod.precedent(conn, precedent_request)
+        page = await _said_where(request, conn, page)
+    return _page(page, chosen, render.precedent_page)
 
 
 async def thread_endpoint(request: Request) -> Response:
@@ -428,6 +438,7 @@ def create_app(settings: Settings) -> Starlette:
 
     routes = [
         Route(f"{wire.API_PREFIX}/search", search_endpoint),
+        Route(f"{wire.API_PREFIX}/precedent", precedent_endpoint),
         Route(f"{wire.API_PREFIX}/status", status_endpoint),
         Route(f"{wire.API_PREFIX}/label", label_endpoint, methods=["POST"]),
         Route(f"{wire.API_PREFIX}/thread", thread_endpoint),

@@ -156,6 +156,18 @@ def search(page: dict) -> list[dict]:
     return notices
 
 
+def precedent(page: dict) -> list[dict]:
+    """A precedent page says which tiers answered and when nothing did (search's kinds)."""
+    notices = []
+    meaning = (page.get("tiers") or {}).get("meaning") or {}
+    if meaning.get("state") == "off":
+        text = f"by words and files only; the semantic tier is off: {meaning['reason']}"
+        notices.append(_notice("semantic", "before", text, **meaning))
+    if not page["hits"]:
+        notices.append(_notice("no_matches", "before", "no closed pull request matches"))
+    return notices
+
+
 def thread(page: dict) -> list[dict]:
     notices = []
     mode = page["mode"]

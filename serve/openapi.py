@@ -160,6 +160,36 @@ def document() -> dict:
                     "responses": {"200": _NOTICED_PAGE_OR_TEXT, **_ERRORS},
                 }
             },
+            "/api/v1/precedent": {
+                "get": {
+                    "summary": "The earlier pull requests that made the same kind of change: "
+                    "merged first, each with why it matched, the files it changed and the "
+                    "review comments that shaped it",
+                    "parameters": [
+                        _q(
+                            "q",
+                            {"type": "string", "maxLength": limits.MAX_QUERY_CHARS},
+                            "the change, described in words (paths and `symbols` in it "
+                            "count as evidence)",
+                        ),
+                        {**_REPO, "required": True},
+                        _q(
+                            "limit",
+                            {"type": "integer", "minimum": 1, "maximum": limits.MAX_PRECEDENT},
+                        ),
+                        {
+                            **_many("file", "a file the change touches: boosts, never filters"),
+                            "schema": {
+                                "type": "array",
+                                "maxItems": limits.MAX_SIGNAL_VALUES,
+                                "items": {"type": "string", "maxLength": limits.MAX_QUERY_CHARS},
+                            },
+                        },
+                        _FORMAT,
+                    ],
+                    "responses": {"200": _NOTICED_PAGE_OR_TEXT, **_ERRORS},
+                }
+            },
             "/api/v1/thread": {
                 "get": {
                     "summary": "One thread in capped views",

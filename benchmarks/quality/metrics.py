@@ -76,6 +76,7 @@ def score(ranked_hits: Iterable[Thread], targets: Iterable[Thread]) -> dict:
         "threads": threads,
         "rank": first_rank(threads, targets),
         "recall": recall(threads, targets),
+        "recall_at_5": recall(threads[:5], targets),
         "rr": reciprocal_rank(threads, targets),
     }
 
@@ -93,10 +94,11 @@ def summary(scores: list[dict]) -> dict:
     returned and the mean hits per page."""
     n = len(scores)
     if n == 0:
-        return {"n": 0, "recall_at_10": None, "mrr": None}
+        return {"n": 0, "recall_at_10": None, "recall_at_5": None, "mrr": None}
     figures = {
         "n": n,
         "recall_at_10": sum(s["recall"] for s in scores) / n,
+        "recall_at_5": sum(s.get("recall_at_5", s["recall"]) for s in scores) / n,
         "mrr": sum(s["rr"] for s in scores) / n,
     }
     slotted = [s for s in scores if "wasted" in s]

@@ -74,7 +74,9 @@ ROWS = (
     "change/description",
     "why/description",
 )
-SYSTEMS = ("grep", "ts_rank", "bm25:threads", "relore", "relore:lexical")
+SYSTEMS = ("grep", "ts_rank", "bm25:threads", "relore", "relore:lexical", "precedent")
+# the change slice beside `relore precedent` (at most 5 pull requests: its R@10 is its R@5)
+PRECEDENT_SYSTEMS = ("bm25:threads", "relore", "relore:lexical", "precedent", "precedent:lexical")
 # the systems whose hits are scored as slots (wasted share, hits per page, empty pages)
 SLOTTED = ("relore", "relore:lexical")
 BATCH = 2000
@@ -150,6 +152,22 @@ def relore_variants(item: dict) -> dict[str, tuple[str, dict]]:
             ),
         }
     return {"relore": ("inflight", {"repo": repo, "number": item["number"]})}
+
+
+def ask_precedent(client, item: dict) -> tuple[list, dict]:
+    """``/api/v1/precedent`` with the change description as written (5 pull requests)."""
+    response = client.get("/api/v1/precedent", params={"q": item["query"], "repo": item["repo"]})
+    if response.status_code != 200:
+        return [], {"status": response.status_code, "error": response.text[:300]}
+    body = response.json()
+    hits = [metrics.thread_key(h["repo"], h["number"]) for h in body["hits"]]
+    return hits, {
+        "status": 200,
+        "returned": body["returned"],
+        "total": body["total"],
+        "meaning": body["tiers"]["meaning"]["state"],
+        "matched_by": [h["matched_by"] for h in body["hits"]],
+    }
 
 
 def ask_relore(client, route: str, params: dict) -> tuple[list, dict]:
@@ -232,11 +250,15 @@ def run_items(url: str, items: list[dict], export_root: Path, semantic=None) -> 
                 answers["bm25:threads"] = ([metrics.thread_key(r, n) for r, n, _ in ranked], {})
             for name, (route, params) in relore_variants(item).items():
                 answers[name] = ask_relore(client, route, params)
+            if item["slice"] == "change":
+                answers["precedent"] = ask_precedent(client, item)
             if item["slice"] != "inflight":  # the same request with the semantic tier off
                 route, params = relore_variants(item)["relore"]
                 fusion.ENABLED = False
                 try:
                     answers["relore:lexical"] = ask_relore(client, route, params)
+                    if item["slice"] == "change":
+                        answers["precedent:lexical"] = ask_precedent(client, item)
                 finally:
                     fusion.ENABLED = True
             if semantic is not None and item["slice"] != "inflight":
@@ -354,6 +376,22 @@ def table(results: list[dict], systems: list[str]) -> tuple[str, dict]:
                 )
             lines.append(f"{row_name:20s} {split:5s} {len(rows):4d}  " + "  ".join(cells))
     return "\n".join(lines), figures
+
+
+def precedent_table(results: list[dict]) -> str:
+    """The change slice: R@5, R@10 and MRR of `relore precedent` beside search and BM25."""
+    lines = [f"{'split':5s} {'n':>4s}  {'system':18s} {'R@5':>7s} {'R@10':>7s} {'MRR':>7s}"]
+    for split in ("dev", "test", "all"):
+        rows = [r for r in results if r["row"] == "change/description"]
+        rows = [r for r in rows if split == "all" or r["split"] == split]
+        for system in PRECEDENT_SYSTEMS:
+            s = metrics.summary([r["systems"][system] for r in rows if system in r["systems"]])
+            if s["n"]:
+                lines.append(
+                    f"{split:5s} {s['n']:4d}  {system:18s} {s['recall_at_5']:7.3f} "
+                    f"{s['recall_at_10']:7.3f} {s['mrr']:7.3f}"
+                )
+    return "\n".join(lines)
 
 
 def print_misses(results: list[dict]) -> None:
@@ -475,6 +513,10 @@ def main() -> None:
         "\nslots: the wasted share of relore's hits, hits per page, empty pages\n"
         + slot_table(results)
     )
+    if any("precedent" in r["systems"] for r in results):
+        print(
+            "\nprecedent on the change slice (at most 5 pull requests)\n" + precedent_table(results)
+        )
     variants = sorted({name for r in results for name in r["systems"]} - set(SYSTEMS))
     variant_text, variant_figures = table(results, ["relore", *variants])
     if args.variants:

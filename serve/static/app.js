@@ -7,6 +7,7 @@
   const SIGNALS = ["file", "error", "test", "symbol"];
   const FILTERS = ["repo", ...SIGNALS, "author", "kind", "trust", "state", "since"];
   const THREAD_KEYS = ["repo", "number", "mode", "focus", "after", "comment"];
+  const PRECEDENT_KEYS = ["q", "repo", "file", "limit"];
   const GRADES = [
     [2, "answers it"],
     [1, "partly"],
@@ -187,13 +188,13 @@
   }
 
   function route() {
-    const match = location.hash.match(/^#\/(search|thread)\?([\s\S]*)$/);
+    const match = location.hash.match(/^#\/(search|thread|precedent)\?([\s\S]*)$/);
     if (!match) {
       show("search");
       return;
     }
     const given = new URLSearchParams(match[2]);
-    const keys = match[1] === "search" ? ["q", ...FILTERS] : THREAD_KEYS;
+    const keys = { search: ["q", ...FILTERS], precedent: PRECEDENT_KEYS }[match[1]] || THREAD_KEYS;
     const params = {};
     for (const name of keys) if (given.get(name)) params[name] = given.get(name);
     if (match[1] === "search") {
@@ -201,6 +202,11 @@
       fillSearchForm(params);
       show("search");
       runSearch(params);
+    } else if (match[1] === "precedent") {
+      $("back").setAttribute("href", location.hash);
+      fillSearchForm(params);
+      show("search");
+      runPrecedent(params);
     } else {
       show("thread");
       openThread(params);
@@ -376,6 +382,76 @@
       say("search-message", err.message, true);
     }
   });
+
+  // --- precedent: earlier pull requests of the same kind --------------------------------------
+
+  $("precedent-submit").addEventListener("click", () => {
+    const params = searchParams();
+    go("precedent", { q: params.q, repo: params.repo, file: params.file });
+  });
+
+  async function runPrecedent(params) {
+    const seq = ++searchSeq;
+    clear($("hits"), $("search-summary"), $("search-after"));
+    $("search-model").hidden = true;
+    say("search-message", "finding precedent…");
+    let page;
+    try {
+      page = await api("precedent", params);
+    } catch (err) {
+      if (seq === searchSeq) say("search-message", err.message, true);
+      return;
+    }
+    if (seq !== searchSeq) return;
+    say("search-message", "");
+    const more = page.total_is_lower_bound ? "+" : "";
+    const counts = `${page.returned} of ${page.total}${more} ${page.counted} (${page.merged} merged; ${page.order})`;
+    $("search-summary").append(el("p", {}, counts, noticeSpans(page, "count")), ...noticeLines(page, "before"));
+    page.hits.forEach((hit) => $("hits").append(precedentNode(hit)));
+    $("search-after").append(...noticeLines(page, "after"));
+  }
+
+  function precedentNode(hit) {
+    const open = el(
+      "a",
+      { class: "hit-open", href: hashFor("thread", { repo: hit.repo, number: hit.number }) },
+      `${hit.repo}#${hit.number}`,
+    );
+    const why = hit.why || {};
+    const files = hit.files.paths.map((f) =>
+      el("li", {}, `${f.change || "?"} `, retrieved(f.path), f.named ? " (named)" : null),
+    );
+    const reviews = hit.reviews.comments.map((c) =>
+      el(
+        "li",
+        {},
+        el("div", { class: "meta" }, `${c.kind} `, c.path ? ["on ", retrieved(c.path), `:${c.line || "?"} `] : null,
+          "by ", retrieved(c.author), " ", trustNode(c.trust), ` ${c.date}`),
+        el("pre", { class: "snippet" }, c.text || ""),
+      ),
+    );
+    return el(
+      "li",
+      { class: "hit", "data-number": hit.number },
+      el("div", { class: "hit-head" }, open, ` pr ${hit.merged ? "merged" : "closed without merging"} — `, retrieved(hit.title, "title")),
+      el(
+        "div",
+        { class: "meta" },
+        "by ",
+        retrieved(hit.author),
+        " ",
+        trustNode(hit.trust),
+        ` ${hit.age} (${hit.date}) `,
+        el("a", { href: hit.url, rel: "noopener noreferrer", target: "_blank" }, "on GitHub"),
+      ),
+      el("div", { class: "meta" }, `matched: ${hit.matched}`, why.terms && why.terms.length ? [" — terms ", retrieved(why.terms.join(" "))] : null),
+      el("pre", { class: "snippet" }, hit.snippet || ""),
+      el("div", { class: "meta" }, `files: ${hit.files.returned} of ${hit.files.total} changed`),
+      el("ul", {}, files),
+      el("div", { class: "meta" }, `review comments: ${hit.reviews.returned} of ${hit.reviews.total}`),
+      el("ul", {}, reviews),
+    );
+  }
 
   // --- one thread -------------------------------------------------------------------------------
 

@@ -284,6 +284,17 @@ def test_thread_views_quote_or_fence_every_retrieved_string(daemon):
     assert files["returned"] == len(H.FOR_PATHS) + len(H.CATALOG)
 
 
+def test_precedent_quotes_or_fences_every_retrieved_string(daemon):
+    argv = ["precedent", "hostile system delimiter", "--repo", REPO]
+    _, page = _both(daemon, *argv, "--file", f"evil/{HOSTILE_FILE}")
+    (hit,) = page["hits"]  # the hostile pull request: its title, paths and reviews
+    assert hit["number"] == PR and hit["reviews"]["returned"] == 3
+    assert hit["files"]["returned"] == 8 and hit["why"]["files"]
+    _both(daemon, *argv)
+    params = {"q": "hostile system", "repo": REPO, "file": f"evil/{HOSTILE_FILE}"}
+    _as_text(daemon, "precedent", params)
+
+
 def test_a_file_path_with_newlines_stays_on_one_fenced_line(daemon):
     text, _ = _both(daemon, "thread", f"{REPO}#{PR}", "--files")
     (line,) = [row for row in text.split("\n") if "evil/evil" in row]

@@ -217,6 +217,12 @@ def test_thread_and_inflight_answer_from_a_standby(daemon, built):
         assert "standby_behind" not in {n["kind"] for n in page["notices"]}
 
 
+def test_precedent_answers_from_a_standby(daemon):
+    page = _json(daemon, "precedent", BEFORE, "--repo", REPO)
+    assert page["returned"] == len(page["hits"]) <= 5
+    assert "standby_behind" not in {n["kind"] for n in page["notices"]}
+
+
 def test_rules_answer_from_a_standby_never_repeated_within_a_session(daemon):
     argv = ("rules", "lib/acme/retry.py", "--repo", REPO, "--task", "add a retry backoff")
     first = _json(daemon, *argv, "--session", "standby-1")

@@ -218,6 +218,8 @@ def _every_tool(number: int) -> list[tuple[str, dict, list[str]]]:
     return [
         ("search", {"text": "AttributeError", "repo": REPO, "limit": 3},
          ["search", "AttributeError", "--repo", REPO, "--limit", "3"]),
+        ("precedent", {"q": "fix the price rounding", "repo": REPO, "limit": 2},
+         ["precedent", "fix the price rounding", "--repo", REPO, "--limit", "2"]),
         ("thread", {"ref": f"{REPO}#{number}"}, ["thread", f"{REPO}#{number}"]),
         ("thread", {"ref": str(number), "repo": REPO, "outline": True},
          ["thread", str(number), "--repo", REPO, "--outline"]),
@@ -243,8 +245,8 @@ def test_every_tool_is_listed_read_only_with_its_purpose_and_schema(daemon, code
 
     tools = {tool.name: tool for tool in _session(daemon, code_cache, work)}
     assert sorted(tools) == sorted(mcp_server.PURPOSE)
-    assert {"search", "thread", "inflight", "status", "rules", "why", "symbol", "grep",
-            "copies", "map", "defs", "refs"} == set(tools)  # fmt: skip
+    assert {"search", "precedent", "thread", "inflight", "status", "rules", "why", "symbol",
+            "grep", "copies", "map", "defs", "refs"} == set(tools)  # fmt: skip
     for name, tool in tools.items():
         assert tool.description == mcp_server.PURPOSE[name]
         assert tool.annotations.read_only_hint is True, name

@@ -18,6 +18,9 @@ from relore.client.definition import VERBS, build_parser, verb_of
 LINES = {
     "search": [["search"], ["search", "a b", "--repo", "o/n", "--limit", "3", "--json"],
                ["search", "x", "--repo", "bad"], ["search", "x", "--trust", "nope"]],
+    "precedent": [["precedent", "turn caching off", "--repo", "o/n", "--file", "a.py",
+                   "--limit", "2", "--json"], ["precedent", "x"],
+                  ["precedent", "x", "--repo", "o/n", "--limit", "6"]],
     "status": [["status"], ["status", "--repo", "o/n", "--compact"], ["status", "extra"]],
     "rules": [["rules", "a.py", "--repo", "o/n", "--task", "t", "--include", "r1"],
               ["rules", "--repo", "o/n"], ["rules", "a.py"]],

@@ -37,6 +37,7 @@ def test_a_chatty_thread_is_capped_and_the_page_fills_from_further_down():
         "threads": _threads(1, 2, 3, 4, 5, 6, 7, 8),
         "rank": None,
         "recall": 0.0,
+        "recall_at_5": 0.0,
         "rr": 0.0,
     }
 
@@ -66,7 +67,7 @@ def test_mrr_and_recall_average_over_items_including_misses():
 
 
 def test_an_empty_slice_reports_no_figure_rather_than_zero():
-    assert metrics.summary([]) == {"n": 0, "recall_at_10": None, "mrr": None}
+    assert metrics.summary([]) == {"n": 0, "recall_at_10": None, "recall_at_5": None, "mrr": None}
 
 
 def test_repository_names_compare_without_case():

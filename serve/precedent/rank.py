@@ -1,0 +1,171 @@
+"""The order of a precedent page: three legs over the repository's closed pull requests, each
+a ranking of its own, fused by weighted reciprocal rank, then merged ones first.
+
+- **words**: BM25F in the search index (``serve/lexical``) over every document of a closed
+  thread holding any of the description's lexemes (titles, opening posts, comments, review
+  comments and the paths and hunks they sit on), read twice, merged threads and the others,
+  the first ``DOCUMENTS`` of each. A thread scores its best ``THREAD_DOCUMENTS`` documents,
+  each worth ``DECAY`` of the one before. One, measured on the change slice's dev split
+  (benchmarks/README.md): summing three at 0.5 lowered the tier-off ranking from 0.363 /
+  0.413 (R@5 / MRR) to 0.290 / 0.328, a chatty thread outranking the one whose opening post
+  is the change.
+- **files**: the threads whose signals (``marts.thread_files``/``thread_symbols``, as the
+  index holds them) carry a path or symbol the caller named with ``--file`` or in the
+  description; most named first, then by words. Evidence that boosts, never a filter.
+- **meaning**: the semantic tier's nearest threads (``serve/semantic/nearest.py``), when on.
+
+Issues are dropped after the walk (the index keeps no thread kind): a leg ranks pull
+requests only. Open pull requests are never precedent (nothing was decided yet; ``inflight``
+and ``search --state open`` show them): every leg reads closed threads only.
+
+Merged first: of the pull requests that come within ``RELEVANT_SHARE`` of the best of some
+leg (``strength``: words' BM25 over the best's, similarity over the best's, named files
+shared over the most shared), the merged ones lead and those closed without merging follow,
+each part in fused order; the rest come after, merged first again. A change that was tried and rejected is worth reading only after the ones
+that landed, and never in place of a comparable one that did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import tantivy
+from tantivy import Occur, Query
+
+from relore.serve.lexical import query, schema
+
+DOCUMENTS = 300  # ranked documents read per state (merged, closed unmerged)
+THREAD_DOCUMENTS = 1
+DECAY = 0.5
+EVIDENCE_THREADS = 500  # threads read per named path or symbol
+EVIDENCE_DOCUMENTS = 20_000
+RRF_K = 10
+WEIGHTS = {"words": 1.0, "files": 1.0, "meaning": 1.0}
+RELEVANT_SHARE = 0.5
+LEGS = tuple(WEIGHTS)
+
+
+@dataclass(frozen=True)
+class Worded:
+    score: float
+    document_id: str  # the thread's best document by the words
+
+
+@dataclass
+class Legs:
+    """What each leg found, by thread number (issues included until ``kinds`` drops them)."""
+
+    words: dict[int, Worded] = field(default_factory=dict)
+    # the named paths/symbols (in the index's normal form) each thread's signals carry
+    evidence: dict[int, set[str]] = field(default_factory=dict)
+    # thread -> (similarity, document id of its nearest passage)
+    meaning: dict[int, tuple[float, str]] = field(default_factory=dict)
+    # a leg stopped at its read cap: more threads match than were ranked
+    capped: bool = False
+
+
+def _unmerged(closed: Query) -> Query:
+    merged = Query.term_query(schema.SCHEMA, schema.STATE, "merged")
+    return Query.boolean_query([(Occur.Must, closed), (Occur.MustNot, merged)])
+
+
+def words(searcher: tantivy.Searcher, lexemes: list[str], tiers: tuple[str, ...], legs: Legs):
+    """The words leg, into ``legs.words``. Blocking: run it in a worker thread."""
+    if not lexemes:
+        return
+    for state in ("merged", "closed"):
+        asked = query.build(searcher, lexemes, 1, query.Filters(tiers=tiers, state=state))
+        if state == "closed":
+            asked = _unmerged(asked)
+        found = searcher.search(asked, limit=DOCUMENTS, count=True)
+        legs.capped |= found.count > DOCUMENTS
+        threads = searcher.fast_field_values(schema.THREAD, [a for _, a in found.hits])
+        best: dict[int, list[tuple[float, int]]] = {}
+        for (score, address), thread in zip(found.hits, threads, strict=True):
+            documents = best.setdefault(thread, [])
+            if len(documents) < THREAD_DOCUMENTS:
+                documents.append((float(score), address))
+        for thread, documents in best.items():
+            score = sum(s * DECAY**i for i, (s, _) in enumerate(documents))
+            document_id = searcher.doc(documents[0][1])[schema.DOCUMENT][0]
+            legs.words[thread] = Worded(score, document_id)
+
+
+def evidence(
+    searcher: tantivy.Searcher,
+    files: list[str],
+    symbols: list[str],
+    tiers: tuple[str, ...],
+    legs: Legs,
+):
+    """The files leg, into ``legs.evidence``: one posting list per named value, as search's
+    ``--file``/``--symbol`` filters read it. Blocking: run it in a worker thread."""
+    for kind, values in (("files", files), ("symbols", symbols)):
+        for value in values:
+            named = query.Filters(tiers=tiers, state="closed", **{kind: (value,)})
+            walk = query.threads_newest_first(
+                searcher, query.build(searcher, [], 0, named), EVIDENCE_THREADS, 1,
+                EVIDENCE_DOCUMENTS,
+            )  # fmt: skip
+            legs.capped |= walk.lower_bound or walk.total > EVIDENCE_THREADS
+            for thread, _ in walk.page:
+                legs.evidence.setdefault(thread, set()).add(value)
+
+
+@dataclass(frozen=True)
+class Fused:
+    number: int
+    score: float
+    merged: bool
+    # the legs that ranked it, each with its rank there (1-based)
+    ranks: dict[str, int]
+
+
+def orders(legs: Legs, pulls: dict[int, str]) -> dict[str, list[int]]:
+    """Each leg's pull requests (``pulls``: number -> 'merged' | 'closed'), best first."""
+    words = {t: w.score for t, w in legs.words.items() if t in pulls}
+    return {
+        "words": sorted(words, key=lambda t: (-words[t], -t)),
+        "files": sorted(
+            (t for t in legs.evidence if t in pulls),
+            key=lambda t: (-len(legs.evidence[t]), -words.get(t, 0.0), -t),
+        ),
+        "meaning": sorted(
+            (t for t in legs.meaning if t in pulls), key=lambda t: (-legs.meaning[t][0], -t)
+        ),
+    }
+
+
+def strength(legs: Legs, pulls: dict[int, str]) -> dict[int, float]:
+    """How close each pull request comes to the best of some leg, 0-1: its words' score over
+    the best words score, its similarity over the best, its share of the named values."""
+    found: dict[int, float] = {}
+    named = max((len(v) for t, v in legs.evidence.items() if t in pulls), default=0)
+    for number in pulls:
+        found[number] = len(legs.evidence.get(number, ())) / named if named else 0.0
+    best = max((w.score for t, w in legs.words.items() if t in pulls), default=0.0)
+    for number, worded in legs.words.items():
+        if number in pulls and best > 0:
+            found[number] = max(found[number], worded.score / best)
+    near = max((s for t, (s, _) in legs.meaning.items() if t in pulls), default=0.0)
+    for number, (similarity, _) in legs.meaning.items():
+        if number in pulls and near > 0:
+            found[number] = max(found[number], similarity / near)
+    return found
+
+
+def fuse(legs: Legs, pulls: dict[int, str]) -> list[Fused]:
+    """Every pull request a leg ranked, in the page's order (see the module's docstring)."""
+    ranks: dict[int, dict[str, int]] = {}
+    scores: dict[int, float] = {}
+    for leg, order in orders(legs, pulls).items():
+        for rank, number in enumerate(order, 1):
+            ranks.setdefault(number, {})[leg] = rank
+            scores[number] = scores.get(number, 0.0) + WEIGHTS[leg] / (RRF_K + rank)
+    strong = strength(legs, pulls)
+
+    def place(number: int) -> tuple:
+        weak = strong.get(number, 0.0) < RELEVANT_SHARE
+        return (weak, pulls[number] != "merged", -scores[number], -number)
+
+    return [Fused(n, scores[n], pulls[n] == "merged", ranks[n]) for n in sorted(scores, key=place)]

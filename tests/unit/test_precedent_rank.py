@@ -1,0 +1,45 @@
+"""The order of a precedent page (serve/precedent/rank.py), without an index: the legs'
+rankings fused, merged pull requests first among comparable ones, issues never."""
+
+from __future__ import annotations
+
+from relore.contract import limits
+from relore.serve import search
+from relore.serve.precedent import rank
+
+
+def _legs(words=None, evidence=None, meaning=None) -> rank.Legs:
+    return rank.Legs(
+        words={n: rank.Worded(s, f"opening_post:{n}") for n, s in (words or {}).items()},
+        evidence=evidence or {},
+        meaning={n: (s, f"opening_post:{n}") for n, s in (meaning or {}).items()},
+    )
+
+
+def test_a_strong_unmerged_pull_request_follows_the_comparable_merged_ones():
+    legs = _legs(words={1: 9.0, 2: 8.0, 3: 10.0})
+    order = [f.number for f in rank.fuse(legs, {1: "merged", 2: "merged", 3: "closed"})]
+    assert order == [1, 2, 3]
+
+
+def test_a_weak_merged_pull_request_follows_a_strong_unmerged_one():
+    legs = _legs(words={1: 9.0, 3: 10.0, 5: 1.0})
+    order = [f.number for f in rank.fuse(legs, {1: "merged", 3: "closed", 5: "merged"})]
+    assert order == [1, 3, 5]
+
+
+def test_an_issue_the_legs_found_never_reaches_the_page():
+    legs = _legs(words={4: 20.0, 1: 5.0}, meaning={4: 0.9})
+    assert [f.number for f in rank.fuse(legs, {1: "merged"})] == [1]
+
+
+def test_every_leg_that_ranked_a_pull_request_is_named_with_its_rank():
+    legs = _legs(words={1: 5.0, 2: 4.0}, evidence={2: {"a.py"}, 7: {"a.py"}}, meaning={2: 0.5})
+    fused = {f.number: f for f in rank.fuse(legs, {1: "merged", 2: "merged", 7: "merged"})}
+    assert fused[2].ranks == {"words": 2, "files": 1, "meaning": 1}
+    assert fused[7].ranks == {"files": 2} and fused[1].ranks == {"words": 1}
+    assert next(iter(fused)) == 2  # three legs over one
+
+
+def test_search_kind_precedent_caps_at_the_same_number_precedent_does():
+    assert search.PRECEDENT_LIMIT == limits.MAX_PRECEDENT == 5
