@@ -233,11 +233,9 @@ def main() -> None:
     if args.out:
         args.out.write_text(json.dumps(measured, indent=1) + "\n")
     if args.record:
-        at = measured["measured_at"]
         recorded = {
             "command": RECORD,
-            "commit": at["commit"],
-            "uncommitted": at["uncommitted"],
+            "measured_at": measured["measured_at"],
             "scale": "the whole corpus, every labelled item of every slice",
             "digits": DIGITS,
             "tolerance": TOLERANCE,

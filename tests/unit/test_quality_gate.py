@@ -143,7 +143,7 @@ def recorded() -> dict:
 
 def test_gate_json_records_every_slice_with_its_command_and_commit(recorded):
     assert recorded["command"] == gate.RECORD
-    assert recorded["commit"] and recorded["tolerance"] == gate.TOLERANCE
+    assert recorded["measured_at"]["commit"] and recorded["tolerance"] == gate.TOLERANCE
     assert recorded["corpus"]["threads"] == 668
     pairs = {(s, r) for s, rows in recorded["figures"].items() for r in rows}
     assert pairs == set(gate.gated())
