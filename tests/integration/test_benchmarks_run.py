@@ -223,8 +223,12 @@ CHAINED = (
     "benchmarks/serve_load.py",
 )
 # run by tests/integration/test_quality_gate.py: the gate over the whole corpus, then run.py
-# over the database it leaves
-QUALITY = ("benchmarks/quality/gate.py", "benchmarks/quality/run.py")
+# and fusion_grid.py over the database it leaves
+QUALITY = (
+    "benchmarks/quality/gate.py",
+    "benchmarks/quality/run.py",
+    "benchmarks/quality/fusion_grid.py",
+)
 
 
 def run(script: str, args: list[str], tmp: Path, timeout: float = 900) -> str:

@@ -4,8 +4,8 @@ slice of the service in process, tier on and off, and fails when a slice's R@10 
 below the figure recorded in benchmarks/quality/gate.json.
 
 The gate runs once for the module (a child process of this venv's Python, as a user runs it);
-run.py's own toy run goes over the database it leaves (``--skip-build``), so the suite lands,
-builds and embeds the corpus once for both. Nothing here skips: without the corpus
+run.py's and fusion_grid.py's toy runs go over the database it leaves, so the suite lands,
+builds and embeds the corpus once for all three. Nothing here skips: without the corpus
 (../shared/corpus/threads.jsonl) the gate cannot hold, and the module fails saying so.
 """
 
@@ -25,6 +25,7 @@ from relore.operate import database
 ROOT = Path(__file__).resolve().parents[2]
 GATE = ROOT / "benchmarks" / "quality" / "gate.py"
 RUNNER = ROOT / "benchmarks" / "quality" / "run.py"
+GRID = ROOT / "benchmarks" / "quality" / "fusion_grid.py"
 FIGURES = ROOT / "benchmarks" / "quality" / "gate.json"
 CORPUS = ROOT.parent / "shared" / "corpus" / "threads.jsonl"
 RECORD = ".venv/bin/python benchmarks/quality/gate.py --home /tmp/gate-q --record"
@@ -113,3 +114,13 @@ def test_run_py_runs_over_the_gates_build_and_prints_every_slice(gated, tmp_path
     ):
         assert re.search(rf"^{re.escape(row)}\s+\w+\s+\d+\s+[\d.]+", toy.stdout, re.M), row
     assert '"measured_at"' in toy.stdout
+
+
+def test_fusion_grid_runs_over_the_gates_build(gated, tmp_path):
+    done, _, home = gated
+    assert done.returncode in (0, 1), done.stderr
+    grid = _run(GRID, "--home", str(home), "--slice", "why", "--only", "shipped", cwd=tmp_path)
+    assert grid.returncode == 0, f"{grid.stdout[-3000:]}\n{grid.stderr[-3000:]}"
+    assert re.search(r"^shipped\s+why: [\d.]+/[\d.]+ \([\d.]+/[\d.]+\)$", grid.stdout, re.M), (
+        grid.stdout
+    )
