@@ -214,10 +214,16 @@ def baseline_query(item: dict) -> str:
     return item["query"]
 
 
-def run_items(url: str, items: list[dict], export_root: Path, semantic=None) -> list[dict]:
-    index = baselines.export(url, export_root)
-    with psycopg.connect(url) as conn:
-        threads_bm25 = baselines.ThreadBM25(conn)
+def run_items(
+    url: str, items: list[dict], export_root: Path, semantic=None, only=None
+) -> list[dict]:
+    """Every item asked of every system; ``only`` names relore's systems to ask instead
+    (gate.py: ``relore`` and ``relore:lexical``), with no baseline or diagnostic variant."""
+    baselined = only is None
+    if baselined:
+        index = baselines.export(url, export_root)
+        with psycopg.connect(url) as conn:
+            threads_bm25 = baselines.ThreadBM25(conn)
     reader = database.reader_url(url, env={})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -237,27 +243,32 @@ def run_items(url: str, items: list[dict], export_root: Path, semantic=None) -> 
             )
             answers: dict[str, tuple[list, dict]] = {}
             query = baseline_query(item)
-            if item["slice"] == "inflight":
-                ranked = baselines.grep_rank(export_root, index, item["repo"], [query], words=True)
-            else:
-                terms = baselines.grep_terms(query)
-                ranked = baselines.grep_rank(export_root, index, item["repo"], terms)
-            answers["grep"] = ([metrics.thread_key(r, n) for r, n, _, _ in ranked], {})
-            ranked = baselines.ts_rank(conn, item["repo"], query)
-            answers["ts_rank"] = ([metrics.thread_key(r, n) for r, n, _, _ in ranked], {})
-            if item["slice"] != "inflight":
+            if baselined:
+                if item["slice"] == "inflight":
+                    ranked = baselines.grep_rank(
+                        export_root, index, item["repo"], [query], words=True
+                    )
+                else:
+                    terms = baselines.grep_terms(query)
+                    ranked = baselines.grep_rank(export_root, index, item["repo"], terms)
+                answers["grep"] = ([metrics.thread_key(r, n) for r, n, _, _ in ranked], {})
+                ranked = baselines.ts_rank(conn, item["repo"], query)
+                answers["ts_rank"] = ([metrics.thread_key(r, n) for r, n, _, _ in ranked], {})
+            if baselined and item["slice"] != "inflight":
                 ranked = threads_bm25.rank(conn, item["repo"], query)
                 answers["bm25:threads"] = ([metrics.thread_key(r, n) for r, n, _ in ranked], {})
             for name, (route, params) in relore_variants(item).items():
-                answers[name] = ask_relore(client, route, params)
-            if item["slice"] == "change":
+                if baselined or name in only:
+                    answers[name] = ask_relore(client, route, params)
+            if item["slice"] == "change" and (baselined or "precedent" in only):
                 answers["precedent"] = ask_precedent(client, item)
-            if item["slice"] != "inflight":  # the same request with the semantic tier off
+            # the same request with the semantic tier off
+            if item["slice"] != "inflight" and (baselined or "relore:lexical" in only):
                 route, params = relore_variants(item)["relore"]
                 fusion.ENABLED = False
                 try:
                     answers["relore:lexical"] = ask_relore(client, route, params)
-                    if item["slice"] == "change":
+                    if item["slice"] == "change" and (baselined or "precedent" in only):
                         answers["precedent:lexical"] = ask_precedent(client, item)
                 finally:
                     fusion.ENABLED = True

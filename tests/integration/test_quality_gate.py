@@ -1,0 +1,126 @@
+"""The retrieval-quality gate (#36), the real thing: benchmarks/quality/gate.py lands the whole
+corpus into its own embedded Postgres, builds, embeds and asks every labelled item of every
+slice of the service in process, tier on and off, and fails when a slice's R@10 or MRR falls
+below the figure recorded in benchmarks/quality/gate.json.
+
+The gate runs once for the module (a child process of this venv's Python, as a user runs it);
+run.py's and fusion_grid.py's toy runs go over the database it leaves, so the suite lands,
+builds and embeds the corpus once for all three. Nothing here skips: without the corpus
+(../shared/corpus/threads.jsonl) the gate cannot hold, and the module fails saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from relore.operate import database
+
+ROOT = Path(__file__).resolve().parents[2]
+GATE = ROOT / "benchmarks" / "quality" / "gate.py"
+RUNNER = ROOT / "benchmarks" / "quality" / "run.py"
+GRID = ROOT / "benchmarks" / "quality" / "fusion_grid.py"
+FIGURES = ROOT / "benchmarks" / "quality" / "gate.json"
+CORPUS = ROOT.parent / "shared" / "corpus" / "threads.jsonl"
+RECORD = ".venv/bin/python benchmarks/quality/gate.py --home /tmp/gate-q --record"
+
+pytestmark = [pytest.mark.slow, pytest.mark.quality]
+
+
+def _run(script: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    for name in ("RELORE_DATABASE_URL", "RELORE_READER_DATABASE_URL", "RELORE_HOME"):
+        env.pop(name, None)  # the gate starts its own database
+    return subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=1800, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory):
+    """The gate's run over this checkout: (the finished process, its measurement, its home).
+    Its Postgres is kept for run.py, and stopped when the module ends."""
+    assert CORPUS.exists(), f"the quality gate needs the corpus at {CORPUS}"
+    home = tmp_path_factory.mktemp("quality-gate")
+    measured = home / "measured.json"
+    try:
+        done = _run(GATE, "--home", str(home), "--keep", "--out", str(measured), cwd=home)
+        yield done, json.loads(measured.read_text()) if measured.exists() else None, home
+    finally:
+        database.stop_embedded(database.EmbeddedPaths(home / "pg"))
+
+
+def test_the_gate_holds_on_this_commit(gated):
+    done, measured, _ = gated
+    assert done.returncode == 0, f"quality gate failed:\n{done.stdout[-4000:]}\n{done.stderr}"
+    assert re.search(r"^quality gate held: \d+ slices x 2 metrics", done.stdout, re.M)
+    assert re.search(r"^measured at \w+", done.stdout, re.M), done.stdout
+    recorded = json.loads(FIGURES.read_text())
+    assert measured["figures"].keys() == recorded["figures"].keys()
+    for system, rows in recorded["figures"].items():
+        assert measured["figures"][system].keys() == rows.keys(), system
+
+
+def test_the_gate_fails_when_a_recorded_figure_is_raised_above_what_the_run_measures(
+    gated, tmp_path
+):
+    done, measured, _ = gated
+    assert measured is not None, done.stderr
+    # the lowest figure the run measured, recorded as if it had been 0.05 higher
+    now, system, row, metric = min(
+        (figure[metric], system, row, metric)
+        for system, rows in measured["figures"].items()
+        for row, figure in rows.items()
+        for metric in ("recall_at_10", "mrr")
+    )
+    recorded = json.loads(FIGURES.read_text())
+    raised = round(now + 0.05, 3)
+    recorded["figures"][system][row][metric] = raised
+    (tmp_path / "raised.json").write_text(json.dumps(recorded))
+    (tmp_path / "measured.json").write_text(json.dumps(measured))
+    failed = _run(
+        GATE, "--measured", str(tmp_path / "measured.json"), "--figures",
+        str(tmp_path / "raised.json"), cwd=tmp_path,
+    )  # fmt: skip
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    name = {"recall_at_10": "R@10", "mrr": "MRR"}[metric]
+    assert f"DROPPED: {row} [{system}] {name}: recorded {raised:.3f}, measured {now:.3f}" in (
+        failed.stderr
+    )
+    assert RECORD in failed.stderr
+
+
+def test_run_py_runs_over_the_gates_build_and_prints_every_slice(gated, tmp_path):
+    done, _, home = gated
+    assert done.returncode in (0, 1), done.stderr  # measured, whatever it compared
+    toy = _run(
+        RUNNER, "--home", str(home), "--skip-build", "--keep", "--out", str(tmp_path / "q.json"),
+        "--repo", "huggingface/peft", "--sample", "2", cwd=tmp_path,
+    )  # fmt: skip
+    assert toy.returncode == 0, f"{toy.stdout[-3000:]}\n{toy.stderr[-3000:]}"
+    for row in (
+        "failure/verbatim",
+        "rationale/words",
+        "paraphrase/question",
+        "change/description",
+        "why/description",
+    ):
+        assert re.search(rf"^{re.escape(row)}\s+\w+\s+\d+\s+[\d.]+", toy.stdout, re.M), row
+    assert '"measured_at"' in toy.stdout
+
+
+def test_fusion_grid_runs_over_the_gates_build(gated, tmp_path):
+    done, _, home = gated
+    assert done.returncode in (0, 1), done.stderr
+    grid = _run(GRID, "--home", str(home), "--slice", "why", "--only", "shipped", cwd=tmp_path)
+    assert grid.returncode == 0, f"{grid.stdout[-3000:]}\n{grid.stderr[-3000:]}"
+    assert re.search(r"^shipped\s+why: [\d.]+/[\d.]+ \([\d.]+/[\d.]+\)$", grid.stdout, re.M), (
+        grid.stdout
+    )
