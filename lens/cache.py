@@ -40,7 +40,7 @@ import os
 import sys
 import zlib
 
-FORMAT = 6
+FORMAT = 7
 # what produces the records: tree-sitter and every grammar module
 PRODUCERS = (
     "tree_sitter",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from relore.lens.providers import go_scopes
 from relore.lens.providers.base import Provider
 
 TYPE_CHECKING = False  # typing stays unimported: a cached answer's start counts
@@ -40,6 +41,9 @@ class GoProvider(Provider):
         "append cap clear close complex copy delete imag len make max min new panic print "
         "println real recover".split()
     )
+
+    def local_places(self, nodes_by_name: dict[str, list]) -> set[int]:
+        return go_scopes.go_local_places(nodes_by_name)
 
     def qualifier(self, definition_node: Any, source: bytes) -> str | None:
         if definition_node.type != "method_declaration":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from relore.lens.providers import javascript_scopes
 from relore.lens.providers.base import Provider
 
 # Shared with TypeScript, whose grammar extends this one's node types.
@@ -24,6 +25,7 @@ REFERENCES = """
 (identifier) @name
 (property_identifier) @name
 (shorthand_property_identifier) @name
+(shorthand_property_identifier_pattern) @name
 """
 
 
@@ -51,6 +53,9 @@ class JavaScriptProvider(Provider):
     builtin_names = BUILTIN_NAMES
     builtin_methods = BUILTIN_METHODS
     entry_files = ("index.js", "index.mjs", "index.cjs", "index.jsx")
+
+    def local_places(self, nodes_by_name: dict[str, list]) -> set[int]:
+        return javascript_scopes.javascript_local_places(nodes_by_name)
 
 
 PROVIDERS = (JavaScriptProvider(),)

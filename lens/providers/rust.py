@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from relore.lens.providers import rust_scopes
 from relore.lens.providers.base import Provider
 
 
@@ -41,6 +42,7 @@ class RustProvider(Provider):
     (identifier) @name
     (field_identifier) @name
     (type_identifier) @name
+    (shorthand_field_identifier) @name
     """
     method_containers = frozenset({"scope", "trait"})
     # the prelude's macros and the methods of Option, Result, Vec, String, iterators
@@ -55,6 +57,9 @@ class RustProvider(Provider):
         "unwrap_or_else".split()
     )
     entry_files = ("lib.rs", "main.rs")
+
+    def local_places(self, nodes_by_name: dict[str, list]) -> set[int]:
+        return rust_scopes.rust_local_places(nodes_by_name)
 
     def definition_pattern(self, name: str) -> re.Pattern[bytes] | None:
         # every definition the query finds follows its keyword (`fn`, `struct`, …,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from relore.lens.providers import javascript_scopes
 from relore.lens.providers.base import Provider
 from relore.lens.providers.javascript import (
     BUILTIN_METHODS,
@@ -40,6 +41,9 @@ class TypeScriptProvider(Provider):
     builtin_names = BUILTIN_NAMES
     builtin_methods = BUILTIN_METHODS
     entry_files = ("index.ts", "index.mts", "index.cts")
+
+    def local_places(self, nodes_by_name: dict[str, list]) -> set[int]:
+        return javascript_scopes.javascript_local_places(nodes_by_name)
 
 
 class TsxProvider(TypeScriptProvider):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from fixtures.code_tree import by_name, names, write_tree
+from fixtures.code_tree import assert_focus_leads, by_name, names, write_tree
 
 from relore.lens import cache, engine, index, registry
 
@@ -95,12 +95,7 @@ def test_map_focus_changes_the_list_when_every_file_has_parameters_spelled_like_
         **{f"b/y{i}.py": "from lib.beta import Beta\n" + HANDLER for i in range(3)},
         **{f"b/z{i}.py": "from lib.beta import Beta\nBeta()\n" for i in range(3)},
     }
-    root = write_tree(tmp_path / "tree", files)
-    whole = names(index.repo_map(str(root), env))
-    seen_from_a = names(index.repo_map(str(root), env, focus=[str(root / "a")]))
-    assert whole[0] == "Beta" and seen_from_a[0] == "Alpha"
-    assert whole != seen_from_a
-    assert not {"params", "text", "r"} & set(whole[:2] + seen_from_a[:2])
+    assert_focus_leads(write_tree(tmp_path / "tree", files), env, "Beta", "Alpha")
 
 
 def test_a_global_rebinding_in_a_function_is_a_use_of_the_module_level_name():
