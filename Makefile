@@ -25,7 +25,7 @@ install: $(STAMP) $(PEERS_STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
-	$(BIN)/sqlfluff lint --processes 0 $(SQL)
+	$(BIN)/sqlfluff lint $(SQL)
 	$(BIN)/hadolint deploy/Dockerfile
 
 format: $(STAMP)
