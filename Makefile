@@ -8,7 +8,7 @@ PEERS  := .venv-peers
 PEERS_STAMP := $(PEERS)/.installed-stamp
 SQL    := models macros data-tests snapshots
 
-.PHONY: install lint format test demo clean
+.PHONY: install lint format test test-fast demo clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,9 +33,18 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/sqlfluff fix $(SQL)
 
-# Lint first, then pytest last so the run ends on pytest's summary line.
+# Lint first, then pytest last so the run ends on pytest's summary line. Every test runs
+# (CI calls this through .ci/run): the benchmark smoke runs and the demo go on in the
+# background beside the rest (tests/conftest.py, start_in_background).
 test: lint $(PEERS_STAMP)
 	$(BIN)/python -m pytest
+
+# The lane between commits: ruff, then every test not marked `slow` (benchmark smoke runs,
+# the demo, whole-build dbt suites); `make test` runs them all before a change lands.
+test-fast: $(STAMP)
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -m "not slow"
 
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash deploy/local/demo.sh

@@ -7,12 +7,15 @@ Nothing here skips: a machine that cannot start the embedded Postgres fails the 
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
+import io
 import itertools
 import os
 import shutil
 import subprocess
-import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psycopg
@@ -44,6 +47,43 @@ def _private_search_index(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RELORE_INDEX_DIR", str(root))
         yield root
+
+
+def _background_modules(items) -> dict:
+    """The collected modules that start work in the background (``start_in_background``),
+    each with its items."""
+    found: dict = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        if hasattr(module, "start_in_background"):
+            found.setdefault(module, []).append(item)
+    return found
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """A module whose runs start in the background at session start runs last: its tests
+    wait for those runs, which went on beside every other module's tests."""
+    background = {item for found in _background_modules(items).values() for item in found}
+    items[:] = [i for i in items if i not in background] + [i for i in items if i in background]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _background(request, tmp_path_factory, _private_pgpass, _private_search_index):
+    """Start every background module's runs (benchmark scripts as child processes) when the
+    session starts, in the environment it started with, on ``RELORE_TEST_BACKGROUND``
+    runners (default 1: the suite itself keeps the other core busy)."""
+    found = _background_modules(request.session.items)
+    if not found:
+        yield
+        return
+    env, workers = dict(os.environ), int(os.environ.get("RELORE_TEST_BACKGROUND", "1"))
+    pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="background")
+    try:
+        for module, items in found.items():
+            module.start_in_background(pool, items, tmp_path_factory.mktemp, env)
+        yield
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @pytest.fixture(scope="session")
@@ -143,29 +183,35 @@ def run_dbt(tmp_path_factory):
 
 
 class _DbtRunner:
-    """Plain ``dbt`` against ``url``, its target and logs under ``tmp_path``.
+    """Plain ``dbt`` against ``url``, its target and logs under ``tmp_path``: the command line
+    a user types, run by dbt's own ``dbtRunner`` in this process (a ``dbt`` child paid ~2 s of
+    interpreter and imports per call, about 60 calls a session).
 
     A user keeps ``target/`` between builds, so dbt parses the project once and then only
     what changed (``partial_parse.msgpack``). A test's target is new, so this keeps the last
     saved parse per database URL and ``--vars`` and puts it in the target first: dbt itself
     checks it (project files, profile, vars, environment) and parses afresh if it is stale.
+    dbt keeps global state (flags, adapters, its event logger) and is not safe to run twice at
+    once in one process: calls are serialised, and each sees the environment a child had.
     """
 
     def __init__(self, parses: Path) -> None:
         self.parses = parses
+        self.lock = threading.Lock()
 
     def __call__(self, url: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
         target = tmp_path / "target"
         saved = target / "partial_parse.msgpack"
         cached = self.parses / self._key(url, args)
-        if cached.exists():
-            target.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(cached, saved)
-        try:
-            return _run_dbt(url, tmp_path, *args)
-        finally:
-            if saved.exists():
-                shutil.copyfile(saved, cached)
+        with self.lock:
+            if cached.exists():
+                target.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(cached, saved)
+            try:
+                return _run_dbt(url, tmp_path, *args)
+            finally:
+                if saved.exists():
+                    shutil.copyfile(saved, cached)
 
     @staticmethod
     def _key(url: str, args: tuple[str, ...]) -> str:
@@ -174,27 +220,54 @@ class _DbtRunner:
         return hashlib.sha256(f"{url}\0{cli_vars}".encode()).hexdigest()[:24] + ".msgpack"
 
 
+_DBT_ENV = {"DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "PWD": str(REPO_ROOT)}
+
+
 def _run_dbt(url: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    """Run the repo's dbt project against ``url`` the way a user does: plain ``dbt``."""
-    env = {**os.environ, "RELORE_DATABASE_URL": url, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    dbt = Path(sys.executable).parent / "dbt"
-    result = subprocess.run(
-        [
-            str(dbt),
-            *args,
-            "--target-path",
-            str(tmp_path / "target"),
-            "--log-path",
-            str(tmp_path / "logs"),
-        ],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if result.returncode != 0:
+    """Run the repo's dbt project against ``url`` the way a user does (``dbt ARGS`` from the
+    repo root), in process: dbt's console output is the result's ``stdout``; a failed
+    command raises ``AssertionError`` with its tail."""
+    from dbt.cli.main import dbtRunner
+
+    argv = [
+        *args,
+        *("--project-dir", str(REPO_ROOT), "--profiles-dir", str(REPO_ROOT)),
+        *("--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")),
+    ]
+    out = io.StringIO()
+    with _environment({**_DBT_ENV, "RELORE_DATABASE_URL": url}), contextlib.redirect_stdout(out):
+        done = dbtRunner().invoke(argv)
+    _settle_garbage()
+    stdout = out.getvalue()
+    if not done.success:
         raise AssertionError(
-            f"dbt {' '.join(args)} failed:\n{result.stdout[-6000:]}\n{result.stderr[-2000:]}"
+            f"dbt {' '.join(args)} failed:\n{stdout[-6000:]}\n{done.exception or ''}"
         )
-    return result
+    return subprocess.CompletedProcess(["dbt", *argv], 0, stdout, "")
+
+
+def _settle_garbage() -> None:
+    """Collect dbt's garbage now and freeze what lives on (gc.freeze): dbt leaves this
+    process some 300,000 long-lived objects (its modules, a parsed project), and a full
+    collection walking them all held a test's daemon's event loop for half a second at a
+    time (tests/fixtures/loop_watch.py). Frozen objects are never walked; unfreezing first
+    lets the next collection free what a later invocation replaced."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]):
+    """``os.environ`` with ``values`` set for the block (dbt reads its environment at each
+    invocation: the profile's ``env_var``), put back after."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

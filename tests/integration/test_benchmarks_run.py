@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import Executor, Future
 from pathlib import Path
 
 import pytest
@@ -231,9 +232,11 @@ QUALITY = (
 )
 
 
-def run(script: str, args: list[str], tmp: Path, timeout: float = 900) -> str:
+def run(
+    script: str, args: list[str], tmp: Path, timeout: float = 900, env: dict | None = None
+) -> str:
     argv = [sys.executable, str(ROOT / script), *(a.replace("{tmp}", str(tmp)) for a in args)]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     for name in ("RELORE_DATABASE_URL", "RELORE_READER_DATABASE_URL", "RELORE_HOME"):
         env.pop(name, None)  # each benchmark starts or is given its own database
     done = subprocess.run(
@@ -243,6 +246,89 @@ def run(script: str, args: list[str], tmp: Path, timeout: float = 900) -> str:
         f"{script} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     )
     return done.stdout
+
+
+def kept_build(tmp: Path, env: dict | None = None) -> dict[str, str]:
+    """The README's chain over one kept build (build_bench.py --keep, then build_again.py,
+    semantic_bench.py and serve_load.py over its database): each script's output, the
+    kept cluster stopped after."""
+    outs = {
+        "build": run(
+            "benchmarks/build_bench.py",
+            ["--threads", "30", "--comments-per-thread", "3", "--keep"],
+            tmp,
+            env=env,
+        )
+    }
+    build = last_json(outs["build"])
+    try:
+        url = build["database_url"]
+        outs["again"] = run(
+            "benchmarks/build_again.py",
+            ["--url", url, "--work", build["work"], "--change-threads", "3", "--builds", "2"],
+            tmp,
+            env=env,
+        )
+        outs["semantic"] = run(
+            "benchmarks/semantic_bench.py", ["--url", url, "--repo", "acme/widgets"], tmp, env=env
+        )
+        brief = "--seconds 0.5 --concurrency 1 --cold-runs 1".split()
+        outs["load"] = run(
+            "benchmarks/serve_load.py",
+            ["--url", url, "--repo", "acme/widgets", *brief],
+            tmp,
+            env=env,
+        )
+        return outs
+    finally:
+        database.stop_embedded(database.EmbeddedPaths(Path(build["work"]) / "pg"))
+
+
+# -- run in the background -------------------------------------------------------------
+# These runs are child processes that wait on their own Postgres much of the time, so the
+# session starts them when it starts (tests/conftest.py calls start_in_background, with the
+# environment the session began with) and runs this module last: each test then waits for
+# its script's run and checks its figures, while the rest of the suite ran beside them.
+_STARTED: dict[str, Future] = {}
+# the longest first (seconds measured at toy sizes), so two runners finish together
+_LONGEST_FIRST = (
+    "kept build",
+    "benchmarks/why_bench.py",
+    "benchmarks/replica_reads.py",
+    "benchmarks/extract_bench.py",
+    "benchmarks/quality/run.py",
+    "benchmarks/redaction_bench.py",
+    "benchmarks/hostile_lens.py",
+    "benchmarks/deletion_cost.py",
+    "benchmarks/serve_bounds.py",
+    "benchmarks/code_lens.py",
+)
+
+
+def start_in_background(pool: Executor, items: list, mktemp: Callable, env: dict) -> None:
+    """Submit the run each selected item checks to ``pool``, the longest first."""
+    wanted = set()
+    for item in items:
+        if item.originalname == "test_benchmarks_over_a_kept_build":
+            wanted.add("kept build")
+        elif item.originalname == "test_benchmark_runs_at_toy_scale_and_prints_figures":
+            wanted.add(item.callspec.params["script"])
+    order = {name: at for at, name in enumerate(_LONGEST_FIRST)}
+    for name in sorted(wanted, key=lambda name: (order.get(name, len(order)), name)):
+        tmp = mktemp("bench-" + Path(name).stem.replace(" ", "-"))
+        if name == "kept build":
+            _STARTED[name] = pool.submit(lambda tmp=tmp: (kept_build(tmp, env), tmp))
+        else:
+            args = TOY[name][0]
+            _STARTED[name] = pool.submit(
+                lambda name=name, args=args, tmp=tmp: (run(name, args, tmp, env=env), tmp)
+            )
+
+
+def _outcome(name: str, compute: Callable):
+    """The background run's result, or the run now when none was started."""
+    started = _STARTED.pop(name, None)
+    return started.result() if started is not None else compute()
 
 
 def scripts_with_a_main() -> set[str]:
@@ -268,52 +354,29 @@ def test_every_benchmark_command_in_the_readme_names_a_script_that_exists():
 @pytest.mark.parametrize("script", sorted(TOY))
 def test_benchmark_runs_at_toy_scale_and_prints_figures(script, tmp_path):
     args, check = TOY[script]
-    out = run(script, args, tmp_path)
-    check(out, tmp_path)
+    out, tmp = _outcome(script, lambda: (run(script, args, tmp_path), tmp_path))
+    check(out, tmp)
 
 
 def test_benchmarks_over_a_kept_build(tmp_path):
-    out = run(
-        "benchmarks/build_bench.py",
-        ["--threads", "30", "--comments-per-thread", "3", "--keep"],
-        tmp_path,
-    )
-    build = last_json(out)
-    try:
-        assert build["measured_at"]["commit"]
-        assert build["noop_build"]["mart_rows_written"] == 0, build["noop_build"]
-        assert build["incremental_build"]["mart_rows_written"] > 0, build["incremental_build"]
-        url = build["database_url"]
-        again = last_json(
-            run(
-                "benchmarks/build_again.py",
-                ["--url", url, "--work", build["work"], "--change-threads", "3", "--builds", "2"],
-                tmp_path,
-            )
-        )
-        assert again["measured_at"]["commit"] and again["change"]["threads_changed"] == 3
-        changed, nothing = again["builds"]
-        assert changed["mart_rows_written"] > 0 and nothing["mart_rows_written"] == 0, again
-        assert changed["node_s"]["model"] > 0 and changed["slowest"], changed
-        semantic = last_json(
-            run("benchmarks/semantic_bench.py", ["--url", url, "--repo", "acme/widgets"], tmp_path)
-        )
-        assert semantic["measured_at"]["commit"]
-        assert semantic["noop"]["embedded"] == 0, semantic
-        assert semantic["changed_embed"]["embedded"] > 0, semantic
-        brief = "--seconds 0.5 --concurrency 1 --cold-runs 1".split()
-        load = last_json(
-            run(
-                "benchmarks/serve_load.py",
-                ["--url", url, "--repo", "acme/widgets", *brief],
-                tmp_path,
-            )
-        )
-        cases = {k: v for k, v in load.items() if isinstance(v, dict) and "1 client(s)" in v}
-        assert len(cases) >= 5, load
-        for name, levels in cases.items():
-            for side in ("service", "direct"):
-                figures = levels["1 client(s)"][side]
-                assert figures["requests"] > 0 and figures["errors"] == 0, (name, side, figures)
-    finally:
-        database.stop_embedded(database.EmbeddedPaths(Path(build["work"]) / "pg"))
+    outs, _ = _outcome("kept build", lambda: (kept_build(tmp_path), tmp_path))
+    build = last_json(outs["build"])
+    assert build["measured_at"]["commit"]
+    assert build["noop_build"]["mart_rows_written"] == 0, build["noop_build"]
+    assert build["incremental_build"]["mart_rows_written"] > 0, build["incremental_build"]
+    again = last_json(outs["again"])
+    assert again["measured_at"]["commit"] and again["change"]["threads_changed"] == 3
+    changed, nothing = again["builds"]
+    assert changed["mart_rows_written"] > 0 and nothing["mart_rows_written"] == 0, again
+    assert changed["node_s"]["model"] > 0 and changed["slowest"], changed
+    semantic = last_json(outs["semantic"])
+    assert semantic["measured_at"]["commit"]
+    assert semantic["noop"]["embedded"] == 0, semantic
+    assert semantic["changed_embed"]["embedded"] > 0, semantic
+    load = last_json(outs["load"])
+    cases = {k: v for k, v in load.items() if isinstance(v, dict) and "1 client(s)" in v}
+    assert len(cases) >= 5, load
+    for name, levels in cases.items():
+        for side in ("service", "direct"):
+            figures = levels["1 client(s)"][side]
+            assert figures["requests"] > 0 and figures["errors"] == 0, (name, side, figures)

@@ -16,6 +16,8 @@ import pytest
 from fixtures import corpus
 from fixtures import world as worlds
 
+pytestmark = pytest.mark.slow  # dbt builds of its own: make test-fast skips it
+
 REPO = "acme/tested"
 WORLD_PART = worlds.Part(REPO, corpus=lambda: corpus.generate(seed=9, threads=12, repo=REPO))
 TIER_TEST = "accepted_values_documents_trust_tier"

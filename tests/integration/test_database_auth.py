@@ -85,6 +85,7 @@ def test_db_url_prints_the_writer_and_reader_urls_that_log_in(user_cluster):
             assert conn.execute("select current_user").fetchone() == (role,)
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_plain_dbt_reaches_the_embedded_server_with_no_url_through_libpqs_password_file(
     user_cluster, tmp_path
 ):

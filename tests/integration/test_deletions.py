@@ -122,6 +122,7 @@ def _search(url: str, word: str) -> list[dict]:
     return response.json()["hits"]
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_a_deleted_comment_is_served_until_noticed_then_gone_from_every_mart(
     indexed, github, world, run_dbt
 ):
@@ -154,6 +155,7 @@ def test_a_deleted_comment_is_served_until_noticed_then_gone_from_every_mart(
     assert _versions(url, "issue_comment", world.planted["comment"]) == [False, True]
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_a_deleted_review_comment_is_noticed_by_the_sweep_then_gone(
     indexed, github, world, run_dbt
 ):

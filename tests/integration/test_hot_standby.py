@@ -33,6 +33,8 @@ from relore.serve import status
 from relore.serve.app import WHERE_EVERY_S
 from relore.serve.lexical import store
 
+pytestmark = pytest.mark.slow  # dbt builds of its own: make test-fast skips it
+
 REPO = "acme/standby"
 BEFORE = "quasarbloom"  # planted before the first build
 AFTER = "zephyrquill"  # planted after it: reaches the standby's daemon by replay alone

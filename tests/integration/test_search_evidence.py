@@ -236,6 +236,7 @@ def test_an_unwritable_index_directory_is_a_503_that_names_it(indexed_world, tmp
     assert str(blocked) in raised.value.message
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_a_small_build_refreshes_only_its_threads_and_the_new_words_are_found(
     world_copy, run_dbt, tmp_path
 ):

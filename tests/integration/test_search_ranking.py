@@ -111,6 +111,7 @@ def test_corpus_statistics_describe_the_live_documents(ranked_db):
     assert (documents, round(avg_length, 6)) == (live, round(float(mean), 6))
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_statistics_refresh_only_once_drift_is_reached(ranked_copy, run_dbt):
     url, build = ranked_copy
 

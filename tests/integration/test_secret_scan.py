@@ -13,6 +13,8 @@ from fixtures import corpus, corpus_payloads, function_calls, indexed
 from fixtures import world as worlds
 from psycopg.types.json import Jsonb
 
+pytestmark = pytest.mark.slow  # dbt builds of its own: make test-fast skips it
+
 SCAN = "assert_no_secret_survives_in_any_mart_text"
 LEAK = "hf_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z"  # a Hugging Face token's shape
 

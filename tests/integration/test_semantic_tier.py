@@ -165,6 +165,7 @@ def test_a_pasted_error_is_answered_by_its_words_without_meaning(copy):
     }
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_a_changed_text_is_embedded_again_and_its_old_vector_never_served(copy, run_dbt):
     url, build = copy
     _embed(url)

@@ -102,6 +102,7 @@ def test_daemon_started_with_the_database_down_says_what_to_do_within_2s(path, c
     _no_tracebacks(caplog)
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_a_database_started_after_the_daemon_is_not_called_a_busy_pool(db_url, tmp_path):
     """Right after `relored db start` under a running daemon, nothing else runs: the pool is
     still opening its connections, which is not "every connection is busy"."""

@@ -124,6 +124,7 @@ def test_reextracting_unchanged_github_writes_zero_raw_rows(slice_db, github):
     assert _raw_count(slice_db["url"]) == before
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_second_dbt_build_with_nothing_new_writes_zero_mart_rows(slice_db, run_dbt):
     url = slice_db["url"]
     before_stats = _mart_writes(url)

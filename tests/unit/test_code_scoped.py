@@ -251,10 +251,18 @@ def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path, env, monk
     assert page["total"] == 90 and page["files"]["parsed"] == 90
 
 
-def test_a_stopped_scan_on_workers_leaves_no_worker_behind(tmp_path, env):
+def test_a_stopped_scan_on_workers_leaves_no_worker_behind(tmp_path, env, monkeypatch):
     files = {f"m{i:03d}.py": f"def f{i}():\n    return needle({i})\n" for i in range(90)}
     root = write_tree(tmp_path / "tree", files)
-    asked = []
+    asked, forked, fork = [], [], os.fork
+
+    def forks() -> int:  # the scan's workers (the session has children of its own)
+        pid = fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", forks)
 
     def stop() -> bool:  # once per file statted, then once per file read: stop midway
         asked.append(1)
@@ -262,8 +270,10 @@ def test_a_stopped_scan_on_workers_leaves_no_worker_behind(tmp_path, env):
 
     with pytest.raises(index.Stopped, match="stopped after 10 of 90 files"):
         index.scan(str(root), env, name="needle", occurrences=True, workers=2, stop=stop)
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)  # every worker reaped
+    assert len(forked) == 2
+    for pid in forked:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # every worker reaped
 
 
 def test_a_file_dense_with_the_name_gets_a_whole_record_the_cheaper_one(tmp_path, env):

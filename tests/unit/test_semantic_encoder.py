@@ -195,6 +195,7 @@ def test_a_forward_pass_runs_more_than_two_blas_threads(monkeypatch):
     assert seen and max(seen) <= 2
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_concurrent_callers_from_to_thread_get_each_others_vectors(encoder):
     texts = [f"question number {i} about {'tokenizers ' * i}" for i in range(12)]
     alone = [encoder.encode([text])[0] for text in texts]

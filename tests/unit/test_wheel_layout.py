@@ -7,9 +7,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_wheel_puts_every_module_under_relore_and_ships_both_commands(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path), str(ROOT)],
