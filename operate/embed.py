@@ -133,7 +133,9 @@ def ensure_store(conn: psycopg.Connection, dimension: int) -> None:
     if column != dimension:
         raise Unavailable(
             f"semantic.embeddings holds {column}-dimensional vectors and this model makes "
-            f"{dimension}: drop the table (`DROP TABLE semantic.embeddings`) and embed again"
+            f"{dimension} (RELORE_ENCODER chose another model than the stored vectors'): "
+            "`relored embed --replace` drops every stored vector and embeds all again, or "
+            "set RELORE_ENCODER back"
         )
 
 
@@ -173,25 +175,39 @@ def embed_repo(conn: psycopg.Connection, encoder, repo: str, repo_id: int, progr
     return Report(repo, repo_id, embedded, retired, vectors, round(time.monotonic() - start, 2))
 
 
-def load_encoder():
+def load_encoder(env=None):
+    """The encoder RELORE_ENCODER chooses (all-MiniLM-L6-v2 unless it says mpnet)."""
     try:
-        from relore.serve.semantic.encoder import Encoder
+        from relore.serve.semantic import encoder
     except ImportError as exc:
         raise Unavailable(
             f"relored embed needs the semantic extra ({exc.name} is missing): "
             "pip install 'relore[semantic]'"
         ) from None
-    return Encoder()
+    try:
+        return encoder.load(env)
+    except encoder.NotInstalled as exc:
+        raise Unavailable(str(exc)) from None
 
 
-def run(repo: str | None, env, out: TextIO, err: TextIO, *, as_json: bool) -> int:
+def replace_store(conn: psycopg.Connection) -> None:
+    """Every stored vector dropped, so a model of another dimension can be embedded."""
+    with conn.transaction():
+        conn.execute("drop table if exists semantic.embeddings, semantic.marks")
+
+
+def run(
+    repo: str | None, env, out: TextIO, err: TextIO, *, as_json: bool, replace: bool = False
+) -> int:
     from relore.operate import database
 
     url = database.ensure_database(env)
     reports = []
     try:
         with psycopg.connect(url, autocommit=True) as conn:
-            encoder = load_encoder()
+            encoder = load_encoder(env)
+            if replace:
+                replace_store(conn)
             ensure_store(conn, encoder.dimension)
             targets = repos.targets(conn, repo)
             if targets is None:

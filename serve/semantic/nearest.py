@@ -101,18 +101,55 @@ def encoder():
     with _encoder_lock:
         if _encoder is None and _encoder_error is None:
             try:
-                from relore.serve.semantic.encoder import Encoder
+                from relore.serve.semantic import encoder as encoders
 
-                _encoder = Encoder()
+                _encoder = encoders.load()  # the model RELORE_ENCODER chooses
             except ImportError as exc:
                 _encoder_error = f"the semantic extra is not installed: {exc.name} is missing"
             except (OSError, ValueError) as exc:
-                _encoder_error = f"the encoder could not load: {exc}"
+                if isinstance(exc, encoders.NotInstalled):  # one line: what installs it
+                    _encoder_error = str(exc)
+                else:
+                    _encoder_error = f"the encoder could not load: {exc}"
         return _encoder
 
 
 def encoder_error() -> str | None:
     return _encoder_error
+
+
+# the model whose vectors this repository holds, when it is not this daemon's
+_OTHER_MODEL = """
+select model_key from semantic.marks
+where repo_id = %(repo_id)s and model_key <> %(model_key)s
+order by changed_at desc
+limit 1
+"""
+
+
+async def _other_model(cur, repo_id: int, model) -> str | None:
+    """Why nothing is embedded under this daemon's model when another model's vectors are
+    there (None: there are none): which model made them, and what to run."""
+    await cur.execute(_OTHER_MODEL, {"repo_id": repo_id, "model_key": model.model_key})
+    row = await cur.fetchone()
+    if row is None:
+        return None
+    from relore.serve.semantic.encoder import CHOICES
+
+    theirs = row["model_key"]
+    mine = model.choice or "a local model"
+    by_name = {choice.name: key for key, choice in CHOICES.items()}
+    other = by_name.get(theirs.partition("@")[0])
+    if other is not None and other != model.choice:
+        return (
+            f"this repository's vectors were made by {theirs.partition('@')[0]} and this "
+            f"daemon encodes questions with {model.name} (RELORE_ENCODER={mine}): restart it "
+            f"with RELORE_ENCODER={other}, or run relored embed with RELORE_ENCODER={mine}"
+        )
+    return (
+        f"this repository's vectors were made by {theirs}, not by this daemon's "
+        f"{model.model_key}: run relored embed with the daemon's RELORE_ENCODER ({mine})"
+    )
 
 
 def _cache_size() -> int:
@@ -153,9 +190,12 @@ async def state(cur, repo_id: int) -> dict:
         return {"state": "off", "reason": reason}
     await cur.execute(store.COVERAGE, {"repo_id": repo_id, "model_key": model.model_key})
     row = await cur.fetchone()
+    if not row["embedded"]:
+        other = await _other_model(cur, repo_id, model)
+        reason = other or "nothing embedded yet; run relored embed"
     return {
         "state": "on" if row["embedded"] else "off",
-        **({} if row["embedded"] else {"reason": "nothing embedded yet; run relored embed"}),
+        **({} if row["embedded"] else {"reason": reason}),
         "passages": row["passages"],
         "embedded": row["embedded"],
         "embedded_at": row["changed_at"].isoformat() if row["changed_at"] else None,
@@ -173,7 +213,8 @@ async def nearest(cur, repo_id: int, text: str, filters: dict) -> list[Near] | O
         return Off(encoder_error() or "the encoder is not loaded")
     await cur.execute(store.MARK, {"repo_id": repo_id, "model_key": model.model_key})
     if await cur.fetchone() is None:
-        return Off("nothing is embedded for this repository yet; run relored embed")
+        other = await _other_model(cur, repo_id, model)
+        return Off(other or "nothing is embedded for this repository yet; run relored embed")
     vector = await asyncio.to_thread(_query_vector, text)
     since = filters.get("since")
     params = {

