@@ -52,8 +52,7 @@ WORDY = _issue(
     "loader keeps its shapes until the batch ends.",
 )
 WHY_FILE = (
-    "quillwork/shape_loader.py: why does the loader reshape tensors per batch and keep "
-    "the shapes?"
+    "quillwork/shape_loader.py: why does the loader reshape tensors per batch and keep the shapes?"
 )
 
 DESCRIPTION = (

@@ -40,9 +40,7 @@ TOPICS = {
     5: ("Support Python 3.13", "Please publish wheels built for the newest interpreter."),
 }  # fmt: skip
 # none of the deadlock thread's words (nor their stems): only meaning connects them
-QUESTION = (
-    "my program freezes and never finishes because a pair of helper jobs block each other"
-)
+QUESTION = "my program freezes and never finishes because a pair of helper jobs block each other"
 
 
 def _issue(number: int, title: str, body: str) -> RawObject:
