@@ -310,7 +310,7 @@ def test_benchmarks_over_a_kept_build(tmp_path):
         assert semantic["measured_at"]["commit"]
         assert semantic["noop"]["embedded"] == 0, semantic
         assert semantic["changed_embed"]["embedded"] > 0, semantic
-        brief = "--seconds 0.5 --concurrency 1 --cold-runs 1".split()
+        brief = "--seconds 0.5 --concurrency 1 --cold-runs 1 --alternative".split()
         load = last_json(
             run(
                 "benchmarks/serve_load.py",
@@ -324,5 +324,7 @@ def test_benchmarks_over_a_kept_build(tmp_path):
             for side in ("service", "direct"):
                 figures = levels["1 client(s)"][side]
                 assert figures["requests"] > 0 and figures["errors"] == 0, (name, side, figures)
+        fts = cases["change description (10-40 lexemes, fused)"]["1 client(s)"]["postgres_fts"]
+        assert fts["requests"] > 0 and fts["errors"] == 0, fts
     finally:
         database.stop_embedded(database.EmbeddedPaths(Path(build["work"]) / "pg"))
