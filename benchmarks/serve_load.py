@@ -31,10 +31,12 @@ import provenance
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fixtures import corpus_text
 from fixtures import daemon as daemons
 
 from relore.contract.version import __version__
 from relore.operate import database
+from relore.serve import ranking
 
 BIN = Path(sys.executable).parent
 
@@ -61,8 +63,9 @@ VARIANTS = 20  # distinct requests per case, cycled: no case is one query answer
 def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
     """Each query class of the search-core issue, as ``VARIANTS`` realistic requests read
     from the index itself: rare and frequent words (by document frequency), 2-6-word
-    questions of mid-frequency words, 10-40-word descriptions, a signal filter with a frequent word, a pasted error
-    line, a pasted traceback, and a long thread's page."""
+    questions of mid-frequency words, 10-40-word descriptions (of words, and of changes in
+    the generator's vocabulary), a file described, a signal filter with a frequent word, a
+    pasted error line, a pasted traceback, and a long thread's page."""
     with psycopg.connect(url) as conn:
         repo_id = conn.execute(
             "select repo_id from marts.corpus_stats where lower(repo) = lower(%s)", (repo,)
@@ -106,6 +109,14 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
             VARIANTS,
         )
         numbers = most_threads("documents", "thread_number")
+        # symbols named in a median number of threads, as a description names one
+        symbols = column(
+            """select symbol from (
+                select symbol, count(*) as n, ntile(2) over (order by count(*)) as half
+                from marts.thread_symbols where repo_id = %s group by symbol
+            ) as f where half = 2 order by n, symbol limit %s""",
+            VARIANTS,
+        ) or ["send"]
         bodies = column(
             """select body_text from marts.documents
             where repo_id = %s and body_text like '%%Traceback (most recent call last)%%'
@@ -135,6 +146,18 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         " ".join(mixed[(i * 7 + j) % len(mixed)] for j in range(10 + (i * 3) % 31))
         for i in range(VARIANTS)
     ]
+    # a change described or a question asked as an agent writes one, in the generator's own
+    # vocabulary (its topics, failures, exceptions, and the symbols and files its threads
+    # name): 10-40 lexemes, each variant different, no filter, not a pasted error (fused)
+    described = _descriptions(url, symbols)
+    # a path the corpus knows, named in a sentence about it: the file leg of a fused page
+    about_files = [
+        _FILE_SENTENCES[i % len(_FILE_SENTENCES)].format(
+            path=(typical_files or files)[i % len(typical_files or files)],
+            **_vocabulary(i),
+        )
+        for i in range(VARIANTS)
+    ]
     search = "/api/v1/search"
 
     def asked(**each) -> list[dict]:
@@ -148,6 +171,8 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         "question (2-6 words)": (search, asked(q=questions)),
         "question as a sentence (fused)": (search, asked(q=sentences)),
         "long description (10-40 words)": (search, asked(q=longs)),
+        "change description (10-40 lexemes, fused)": (search, asked(q=described)),
+        "file described (path + sentence, fused)": (search, asked(q=about_files)),
         "--error + frequent word": (search, asked(q=frequent, error=errors)),
         "--file + frequent word": (search, asked(q=frequent, file=files)),
         "--file (median file) + frequent word": (search, asked(q=frequent, file=typical_files)),
@@ -155,6 +180,81 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         "pasted traceback (legs)": (search, asked(q=tracebacks)),
         "thread page": ("/api/v1/thread", asked(number=[str(n) for n in numbers])),
     }
+
+
+def _vocabulary(i: int) -> dict[str, str]:
+    """The i-th pick of the generator's topics, failures and exceptions (corpus_text)."""
+    topics, verbs = corpus_text.TOPICS, corpus_text.VERBS
+    exceptions = [name.rsplit(".", 1)[-1] for name, _ in corpus_text.EXCEPTIONS]
+    return {
+        "t0": topics[i % len(topics)],
+        "t1": topics[(i * 3 + 1) % len(topics)],
+        "t2": topics[(i * 7 + 4) % len(topics)],
+        "v0": verbs[i % len(verbs)],
+        "v1": verbs[(i * 5 + 2) % len(verbs)],
+        "e0": exceptions[(i * 2 + 1) % len(exceptions)],
+        "n": str(2 + i % 14),
+    }
+
+
+# sentences as an agent describes a change it plans, or asks how one was made (a question
+# word first or "I" makes the shape a question; the rest are descriptions)
+_DESCRIPTIONS = (
+    "make {t0} back off and retry when {t1} {v0}, instead of letting `{s0}` raise {e0}",
+    "stop {t0} from re-reading {t1} on every request: with {n} workers it {v0} and `{s0}` "
+    "ends in {e0} once {t2} is enabled",
+    "add a setting to turn off {t0} in production next to the one for {t1}, and document "
+    "how it interacts with {t2} when the server {v0} under load",
+    "refactor `{s0}` so that {t0} no longer {v0} after {t1} is switched on; keep the old "
+    "behaviour behind a flag and add a test for the error path",
+    "why does {t0} {v0} under load when {t1} is enabled, and where does `{s0}` raise {e0}",
+    "fix the regression where {t0} {v1} after the last release: `{s0}` closes the "
+    "transport before {t1} has flushed, which shows up as {e0} in the logs of every worker, "
+    "and the retry then {v0}",
+    "how was {t0} made configurable, and which pull request moved the timeout out of `{s0}`",
+    "{t0} {v0} when the peer disconnects; close the transport in `{s0}` before {t1} gives "
+    "the connection back",
+    "I want {t0} to stop double counting rows when {t1} {v1}: `{s0}` reads the whole "
+    "response before the timeout, so a slow peer makes {t2} raise {e0}; was this tried "
+    "before, and why was it reverted",
+    "speed up {t0} by caching the parsed headers in `{s0}` instead of parsing them again "
+    "for every chunk, while {t1} still sees fresh data",
+)
+
+_FILE_SENTENCES = (
+    "{path}: {t0} {v0} when {t1} is enabled, so the change closes the transport first",
+    "the code in {path} retries {t0} after {e0}; why was that added instead of failing fast",
+    "in {path}, stop re-reading {t1} on every request because it {v1} under load",
+    "{path} keeps {t0} open after the peer disconnects and {t2} then {v0}",
+)
+
+
+def _descriptions(url: str, symbols: list[str]) -> list[str]:
+    """VARIANTS change descriptions and questions of 10-40 lexemes (as Postgres counts
+    them), no two alike."""
+
+    def said(i: int) -> str:
+        template = _DESCRIPTIONS[i % len(_DESCRIPTIONS)]
+        return template.format(s0=symbols[i % len(symbols)], **_vocabulary(i))
+
+    with psycopg.connect(url) as conn:
+
+        def lexemes(text: str) -> int:
+            return conn.execute(
+                "select cardinality(tsvector_to_array(to_tsvector('english', %s)))", (text,)
+            ).fetchone()[0]
+
+        texts = []
+        for i in range(VARIANTS):
+            text = said(i)
+            if i % 3 == 2:  # every third told at length: a second sentence, up to 40 lexemes
+                longer = f"{text}. Also, {said(i + 5)}"
+                text = longer if lexemes(longer) <= 40 else text
+            texts.append(text)
+        counts = [lexemes(t) for t in texts]
+    assert all(10 <= c <= 40 for c in counts), list(zip(counts, texts, strict=True))
+    assert len(set(texts)) == len(texts)
+    return texts
 
 
 # --- the load processes ---------------------------------------------------------------------
@@ -197,31 +297,27 @@ async def _http_load(base: str, path: str, asked: list, concurrency: int, second
         return await _drive(call, concurrency, seconds)
 
 
-async def _sql_load(reader: str, path: str, asked: list, concurrency: int, seconds: float):
-    from relore.serve import search, thread
-
+async def _pooled(reader: str, asked: list, concurrency: int, seconds: float, ask, warm: int):
+    """``ask(conn, params)`` over ``concurrency`` reader connections, the requests in turn,
+    after ``warm`` of them."""
     connections = [
         await psycopg.AsyncConnection.connect(reader, autocommit=True) for _ in range(concurrency)
     ]
     idle = asyncio.Queue()
     for conn in connections:
+        await conn.execute("set statement_timeout = '60s'")
         idle.put_nowait(conn)
-
     turn = itertools.cycle(asked)
 
     async def call() -> bool:
         conn = await idle.get()
-        params = next(turn)
         try:
-            if path.endswith("/search"):
-                await search.search(conn, search.parse_request(params))
-            else:
-                await thread.thread(conn, thread.parse_request(params))
+            await ask(conn, next(turn))
             return True
         finally:
             idle.put_nowait(conn)
 
-    for _ in asked:  # warm: every variant once
+    for _ in range(warm):
         await call()
     try:
         return await _drive(call, concurrency, seconds)
@@ -230,10 +326,93 @@ async def _sql_load(reader: str, path: str, asked: list, concurrency: int, secon
             await conn.close()
 
 
+async def _sql_load(reader: str, path: str, asked: list, concurrency: int, seconds: float):
+    from relore.serve import search, thread
+
+    async def ask(conn, params: dict) -> None:
+        if path.endswith("/search"):
+            await search.search(conn, search.parse_request(params))
+        else:
+            await thread.thread(conn, thread.parse_request(params))
+
+    # warm: every variant once
+    return await _pooled(reader, asked, concurrency, seconds, ask, len(asked))
+
+
+# The alternative a user has without relore's index: Postgres full-text search over the same
+# documents (the marts' search_vector, its GIN index), ranked by ts_rank. A few words are the
+# conjunction (websearch_to_tsquery), as a lexical-first page starts; three lexemes or more
+# are what a fused page's words leg ranks: every document holding any of them, a thread by
+# its best document. Either way the page's ten hits get a ts_headline, and the matches are
+# counted.
+FTS = """
+with q as (
+    select case when %(any)s then (
+        select string_agg({quoted}, ' | ')
+        from unnest(tsvector_to_array(to_tsvector('english', %(text)s))) as x
+    )::tsquery else websearch_to_tsquery('english', %(text)s) end as query
+),
+matched as materialized (
+    select d.thread_number, d.document_id, ts_rank(d.search_vector, q.query) as score
+    from marts.documents as d, q
+    where d.repo_id = %(repo_id)s and not d.is_deleted and d.search_vector @@ q.query
+),
+best as (
+    select distinct on (thread_number) thread_number, document_id, score
+    from matched
+    order by thread_number, score desc
+),
+page as (select * from best order by score desc limit 10)
+select p.thread_number, p.document_id, p.score,
+    ts_headline('english', d.body_text, q.query) as snippet,
+    (select count(*) from matched) as total
+from page as p
+join marts.documents as d on d.repo_id = %(repo_id)s and d.document_id = p.document_id
+cross join q
+order by p.score desc
+""".replace("{quoted}", ranking.QUOTED.format("x").removesuffix("::tsquery"))
+
+
+def fts_eligible(path: str, asked: list[dict]) -> bool:
+    """Cases the alternative can answer: words only (no filter), not a pasted failure."""
+    from relore.serve import search
+
+    return path.endswith("/search") and all(
+        set(a) == {"q", "repo"} and not search.looks_like_a_failure(a["q"]) for a in asked
+    )
+
+
+async def _fts_load(reader: str, asked: list, concurrency: int, seconds: float):
+    async with await psycopg.AsyncConnection.connect(reader) as conn:
+        repo_id = (
+            await (
+                await conn.execute(
+                    "select repo_id from marts.corpus_stats where lower(repo) = lower(%s)",
+                    (asked[0]["repo"],),
+                )
+            ).fetchone()
+        )[0]
+
+    async def ask(conn, params: dict) -> None:
+        text = params["q"]
+        lexemes = await (
+            await conn.execute(
+                "select cardinality(tsvector_to_array(to_tsvector('english', %s)))", (text,)
+            )
+        ).fetchone()
+        found = {"text": text, "repo_id": repo_id, "any": lexemes[0] >= 3}
+        await (await conn.execute(FTS, found)).fetchall()
+
+    # warm: two variants (one can take seconds)
+    return await _pooled(reader, asked, concurrency, seconds, ask, 2)
+
+
 def client_main(args) -> None:
     params = json.loads(args.params)
     if args.client == "http":
         result = _http_load(args.base, args.path, params, int(args.concurrency), args.seconds)
+    elif args.client == "fts":
+        result = _fts_load(args.reader, params, int(args.concurrency), args.seconds)
     else:
         result = _sql_load(args.reader, args.path, params, int(args.concurrency), args.seconds)
     print(json.dumps(asyncio.run(result)))
@@ -284,7 +463,12 @@ def main() -> None:
         "--cases", help="only the cases whose name holds this text (and no cold start)"
     )
     # the load process's own arguments
-    parser.add_argument("--client", choices=("http", "sql"))
+    parser.add_argument(
+        "--alternative",
+        action="store_true",
+        help="also run each words-only case as Postgres full-text search (ts_rank)",
+    )
+    parser.add_argument("--client", choices=("http", "sql", "fts"))
     parser.add_argument("--path")
     parser.add_argument("--params")
     parser.add_argument("--base")
@@ -317,13 +501,15 @@ def main() -> None:
                 run = argparse.Namespace(**{**vars(args), "concurrency": level})
                 http = _load("http", path, asked, run, base, reader)
                 sql = _load("sql", path, asked, run, base, reader)
-                report.setdefault(name, {})[f"{level} client(s)"] = {
+                figures = report.setdefault(name, {})[f"{level} client(s)"] = {
                     "service": http,
                     "direct": sql,
                     "p50_ratio": round(http["p50_ms"] / sql["p50_ms"], 2),
                     "throughput_ratio": round(http["req_per_s"] / sql["req_per_s"], 2),
                 }
-                print(f"{name} x{level}: service {http} direct {sql}", file=sys.stderr)
+                if args.alternative and fts_eligible(path, asked):
+                    figures["postgres_fts"] = _load("fts", path, asked, run, base, reader)
+                print(f"{name} x{level}: {json.dumps(figures)}", file=sys.stderr)
         if not args.cases:
             report["cold_start"] = _cold_start(env, args.repo, args.cold_runs)
         report["measured_at"] = provenance.facts()

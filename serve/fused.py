@@ -59,8 +59,8 @@ def _ranked(walk: query.ThreadWalk | None, second: float) -> list[fusion.Ranked]
     ranked = [
         fusion.Ranked(
             t.thread,
-            t.hits[0].document_id,
-            t.hits[0].score + (second * t.hits[1].score if len(t.hits) > 1 else 0.0),
+            "",  # read for the page's threads only (_documents)
+            t.scores[0] + (second * t.scores[1] if len(t.scores) > 1 else 0.0),
         )
         for t in walk.threads
     ]
@@ -97,7 +97,8 @@ async def page(cur, request, prepared) -> dict:
             fusion.Ranked(n.thread_number, n.document_id, n.similarity) for n in near
         ]
     order = fusion.fuse(legs, weights)[: request.limit]
-    shown = _documents(order, legs)
+    walks = {"words": words, "file": by_file}
+    shown = await asyncio.to_thread(_documents, order, legs, prepared.searcher, walks)
     rows = await page_hits.page_rows(
         cur,
         request.repo_id,
@@ -126,7 +127,7 @@ async def page(cur, request, prepared) -> dict:
     total = words.total if words else 0
     least = _least(prepared, weights)
     total += await fusion.count_unworded(cur, request.repo_id, near, prepared.lexemes, least)
-    capped = bool(words) and any(len(t.hits) > 1 for t in words.threads)
+    capped = bool(words) and any(len(t.scores) > 1 for t in words.threads)
     by_meaning = sum(1 for h in hits if h["matched_by"] == ["meaning"])
     if semantic["state"] == "answered":
         semantic.update(threads=len(near), hits_by_meaning_only=by_meaning)
@@ -161,13 +162,20 @@ async def page(cur, request, prepared) -> dict:
     return result
 
 
-def _documents(order, legs) -> dict[int, tuple[str, float]]:
+def _documents(order, legs, searcher, walks) -> dict[int, tuple[str, float]]:
     """The document each page thread is shown by, with its leg's score: its best worded
-    document (the words' leg, then the file's), else its nearest passage."""
+    document (the words' leg, then the file's; its id read from the index here, for the
+    page's threads only), else its nearest passage."""
     chosen: dict[int, tuple[str, float]] = {}
     wanted = {thread for thread, _ in order}
     for name in ("words", "file", "meaning"):
+        walk = walks.get(name)
+        best = {t.thread: t.best for t in walk.threads} if walk else {}
         for entry in legs.get(name, []):
             if entry.thread in wanted and entry.thread not in chosen:
-                chosen[entry.thread] = (entry.document_id, entry.score)
+                address = best.get(entry.thread)
+                document = (
+                    entry.document_id if address is None else query.document_id(searcher, address)
+                )
+                chosen[entry.thread] = (document, entry.score)
     return chosen

@@ -276,7 +276,7 @@ def kept_build(tmp: Path, env: dict | None = None) -> dict[str, str]:
         outs["semantic"] = run(
             "benchmarks/semantic_bench.py", ["--url", url, "--repo", "acme/widgets"], tmp, env=env
         )
-        brief = "--seconds 0.5 --concurrency 1 --cold-runs 1".split()
+        brief = "--seconds 0.5 --concurrency 1 --cold-runs 1 --alternative".split()
         outs["load"] = run(
             "benchmarks/serve_load.py",
             ["--url", url, "--repo", "acme/widgets", *brief],
@@ -384,3 +384,5 @@ def test_benchmarks_over_a_kept_build(tmp_path):
         for side in ("service", "direct"):
             figures = levels["1 client(s)"][side]
             assert figures["requests"] > 0 and figures["errors"] == 0, (name, side, figures)
+    fts = cases["change description (10-40 lexemes, fused)"]["1 client(s)"]["postgres_fts"]
+    assert fts["requests"] > 0 and fts["errors"] == 0, fts
