@@ -310,7 +310,10 @@ def _check_encoder(env) -> None:
         from relore.serve.semantic import encoder
     except ImportError:
         return  # the tier is off and status says the extra is missing
-    encoder.installed(encoder.chosen(env).key, env)
+    try:
+        encoder.installed(encoder.chosen(env).key, env)
+    except FileNotFoundError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _serve(args, env) -> int:

@@ -186,7 +186,7 @@ def load_encoder(env=None):
         ) from None
     try:
         return encoder.load(env)
-    except encoder.NotInstalled as exc:
+    except FileNotFoundError as exc:  # the chosen model is not installed: what installs it
         raise Unavailable(str(exc)) from None
 
 

@@ -116,10 +116,6 @@ CHOICES = {
 DEFAULT = "minilm"
 
 
-class NotInstalled(ValueError):
-    """The chosen model's files are not where relore looks for them."""
-
-
 def chosen(env: Mapping[str, str] | None = None) -> Choice:
     """The model ``RELORE_ENCODER`` names (unset or empty: MiniLM); another value is refused."""
     env = os.environ if env is None else env
@@ -140,15 +136,15 @@ def model_dir(choice: str = DEFAULT, env: Mapping[str, str] | None = None) -> Pa
 
 
 def installed(choice: str = DEFAULT, env: Mapping[str, str] | None = None) -> Path:
-    """The chosen model's directory, or NotInstalled saying (in one line) what installs it.
-    Only presence is checked here: the weights' digest is checked as they load."""
+    """The chosen model's directory, or FileNotFoundError saying (in one line) what installs
+    it. Only presence is checked here: the weights' digest is checked as they load."""
     spec = CHOICES[choice]
     if spec.install is None:
         return model_dir(choice, env)  # ImportError without the semantic extra
     directory = model_dir(choice, env)
     missing = [name for name in MPNET_FILES if not (directory / name).is_file()]
     if missing:
-        raise NotInstalled(
+        raise FileNotFoundError(
             f"RELORE_ENCODER={choice} needs {spec.name} in {directory} ({missing[0]} is "
             f"missing): run `{spec.install}` (or set RELORE_MODELS_DIR to where it was installed)"
         )

@@ -106,11 +106,8 @@ def encoder():
                 _encoder = encoders.load()  # the model RELORE_ENCODER chooses
             except ImportError as exc:
                 _encoder_error = f"the semantic extra is not installed: {exc.name} is missing"
-            except (OSError, ValueError) as exc:
-                if isinstance(exc, encoders.NotInstalled):  # one line: what installs it
-                    _encoder_error = str(exc)
-                else:
-                    _encoder_error = f"the encoder could not load: {exc}"
+            except (OSError, ValueError) as exc:  # a model not installed: what installs it
+                _encoder_error = f"the encoder could not load: {exc}"
         return _encoder
 
 

@@ -59,7 +59,7 @@ def test_mpnet_forward_drifts_from_transformers_on_a_tiny_model(tiny):
 def mpnet() -> Encoder:
     try:
         return Encoder(model="mpnet", env={})
-    except encoders.NotInstalled as exc:
+    except FileNotFoundError as exc:
         pytest.fail(f"{exc} (make install does it)", pytrace=False)
 
 
@@ -118,7 +118,7 @@ def test_mpnet_without_its_files_is_chosen_silently_or_without_saying_what_insta
     tmp_path, capsys
 ):
     env = {"RELORE_ENCODER": "mpnet", "RELORE_MODELS_DIR": str(tmp_path)}
-    with pytest.raises(encoders.NotInstalled) as refused:
+    with pytest.raises(FileNotFoundError) as refused:
         encoders.load(env)
     said = str(refused.value)
     assert "\n" not in said and "run `relored encoder install mpnet`" in said
