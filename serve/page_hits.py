@@ -36,10 +36,10 @@ def hit(row: dict) -> dict:
     }
 
 
-def snippet(headline: str | None, body: str | None) -> str:
-    """A hit's shown text: the headline's fragments, edges restored, cut to SNIPPET_CHARS."""
+def snippet(headline: str | None, body: str | None, chars: int = SNIPPET_CHARS) -> str:
+    """A hit's shown text: the headline's fragments, edges restored, cut to ``chars``."""
     restored = excerpts.restore_edges(headline or "", body or "")
-    return excerpts.cut(restored, SNIPPET_CHARS)[0]
+    return excerpts.cut(restored, chars)[0]
 
 
 async def page_rows(cur, repo_id: int, hits: list, lexemes: list[str]) -> dict[str, dict]:

@@ -549,13 +549,13 @@ async def _answer(cur, request: SearchRequest) -> dict:
     failure = not request.has_signals and (
         request.pasted_chars is not None or looks_like_a_failure(request.text)
     )
-    if failure:
-        page = await _expanded(cur, request)
-    elif request.repo_id is not None and fusion.route(request, failure=False).fused:
+    if not failure and request.repo_id is not None and fusion.route(request, failure=False).fused:
+        # a fused page asks meaning itself and says which tiers answered
         page = await fused.page(cur, request, await _prepare(cur, request, request.repo_id))
     else:
-        page = _page(request, await _run(cur, request))
-    if "tiers" not in page:
+        page = (
+            await _expanded(cur, request) if failure else _page(request, await _run(cur, request))
+        )
         page = await fusion.answer(cur, request, page, failure=failure, read=_hits_by_meaning)
     if request.pasted_chars is not None:
         page["pasted_chars"] = request.pasted_chars  # the query is what the cut kept

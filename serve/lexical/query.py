@@ -248,7 +248,11 @@ def document_id(searcher: tantivy.Searcher, address) -> str:
 
 
 def ranked_threads(
-    searcher: tantivy.Searcher, query: Query, depth: int, per_thread: int = 1
+    searcher: tantivy.Searcher,
+    query: Query,
+    depth: int,
+    per_thread: int = 1,
+    documents: int = THREAD_WALK_DOCUMENTS,
 ) -> ThreadWalk:
     """The first ``depth`` threads in the order of their best document's BM25 score, each
     with its best ``per_thread`` documents' scores: one leg of a fused ranking
@@ -258,7 +262,7 @@ def ranked_threads(
     order: list[int] = []
     scores: dict[int, list[float]] = {}
     best: dict[int, object] = {}
-    found = searcher.search(query, limit=THREAD_WALK_DOCUMENTS, count=True)
+    found = searcher.search(query, limit=documents, count=True)
     page = found.hits
     threads = searcher.fast_field_values(schema.THREAD, [address for _, address in page])
     for (key, address), thread in zip(page, threads, strict=True):

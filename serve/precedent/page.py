@@ -14,8 +14,8 @@ from psycopg.rows import dict_row
 from relore.contract import stamps
 from relore.contract.envelope import quote
 from relore.contract.limits import MAX_PRECEDENT
-from relore.serve import excerpts, notices, ranking, repos
-from relore.serve.lexical import store
+from relore.serve import notices, ranking, repos
+from relore.serve.lexical import query, store
 from relore.serve.page_hits import snippet
 from relore.serve.precedent import rank, read
 from relore.serve.precedent.request import TIERS, PrecedentRequest
@@ -68,7 +68,9 @@ async def _rows(cur, sql: str, params: dict) -> list[dict]:
     return await cur.fetchall()
 
 
-async def _hits(cur, repo_id: int, chosen: list[rank.Fused], legs: rank.Legs, asked: dict):
+async def _hits(
+    cur, repo_id: int, chosen: list[rank.Fused], legs: rank.Legs, asked: dict, searcher
+):
     numbers = [f.number for f in chosen]
     if not numbers:
         return []
@@ -87,10 +89,14 @@ async def _hits(cur, repo_id: int, chosen: list[rank.Fused], legs: rank.Legs, as
         cur, read.REVIEWS, {**named, "tiers": list(TIERS), "cap": REVIEWS_SHOWN}
     ):
         reviews.setdefault(row["number"], []).append(row)
+    worded = [f.number for f in chosen if f.number in legs.words]
+    best = await asyncio.to_thread(
+        lambda: {t: query.document_id(searcher, legs.words[t].address) for t in worded}
+    )
     shown = {}  # the document each hit is shown by: its best by the words, else by meaning
     for f in chosen:
         if f.number in legs.words:
-            shown[f.number] = legs.words[f.number].document_id
+            shown[f.number] = best[f.number]
         elif f.number in legs.meaning:
             shown[f.number] = legs.meaning[f.number][1]
         elif heads.get(f.number, {}).get("opening_document"):
@@ -166,9 +172,7 @@ def _hit(f, head, carried, files, reviews, document, legs, asked) -> dict:
 
 
 def _review(row: dict) -> dict:
-    text = excerpts.cut(
-        excerpts.restore_edges(row["headline"] or "", row["body"] or ""), REVIEW_CHARS
-    )
+    text = snippet(row["headline"], row["body"], REVIEW_CHARS)
     return {
         "id": row["id"],
         "kind": row["kind"],
@@ -179,7 +183,7 @@ def _review(row: dict) -> dict:
         **({"path": row["path"], "line": row["line"]} if row["path"] else {}),
         "carries": int(row["matched"] or 0),
         "on_named_file": bool(row["on_shared"]),
-        "text": quote(text[0]),
+        "text": quote(text),
     }
 
 
@@ -210,7 +214,7 @@ async def precedent(conn: AsyncConnection, request: PrecedentRequest) -> dict:
             "symbols": sorted(resolved["symbols"] or []),
             "files_named": files_named,
         }
-        legs = rank.Legs()
+        legs, searcher = rank.Legs(), None
         if asked["lexemes"] or asked["files"] or asked["symbols"]:
             searcher = await store.for_connection(conn).fresh(conn, repo_id, resolved)
             await asyncio.to_thread(
@@ -223,7 +227,7 @@ async def precedent(conn: AsyncConnection, request: PrecedentRequest) -> dict:
             for r in await _rows(cur, read.PULLS, {"repo_id": repo_id, "numbers": numbers})
         }
         fused = rank.fuse(legs, pulls)
-        hits = await _hits(cur, repo_id, fused[: request.limit], legs, asked)
+        hits = await _hits(cur, repo_id, fused[: request.limit], legs, asked, searcher)
     merged = sum(1 for f in fused if f.merged)
     return {
         "query": request.text,

@@ -4,11 +4,10 @@ a ranking of its own, fused by weighted reciprocal rank, then merged ones first.
 - **words**: BM25F in the search index (``serve/lexical``) over every document of a closed
   thread holding any of the description's lexemes (titles, opening posts, comments, review
   comments and the paths and hunks they sit on), read twice, merged threads and the others,
-  the first ``DOCUMENTS`` of each. A thread scores its best ``THREAD_DOCUMENTS`` documents,
-  each worth ``DECAY`` of the one before. One, measured on the change slice's dev split
-  (benchmarks/README.md): summing three at 0.5 lowered the tier-off ranking from 0.363 /
-  0.413 (R@5 / MRR) to 0.290 / 0.328, a chatty thread outranking the one whose opening post
-  is the change.
+  the first ``DOCUMENTS`` of each (``lexical.query.ranked_threads``). A thread scores its
+  best document, measured on the change slice's dev split (benchmarks/README.md): summing
+  three at 0.5 lowered the tier-off ranking from 0.363 / 0.413 (R@5 / MRR) to 0.290 /
+  0.328, a chatty thread outranking the one whose opening post is the change.
 - **files**: the threads whose signals (``marts.thread_files``/``thread_symbols``, as the
   index holds them) carry a path or symbol the caller named with ``--file`` or in the
   description; most named first, then by words. Evidence that boosts, never a filter.
@@ -35,8 +34,6 @@ from tantivy import Occur, Query
 from relore.serve.lexical import query, schema
 
 DOCUMENTS = 300  # ranked documents read per state (merged, closed unmerged)
-THREAD_DOCUMENTS = 1
-DECAY = 0.5
 EVIDENCE_THREADS = 500  # threads read per named path or symbol
 EVIDENCE_DOCUMENTS = 20_000
 RRF_K = 10
@@ -48,7 +45,9 @@ LEGS = tuple(WEIGHTS)
 @dataclass(frozen=True)
 class Worded:
     score: float
-    document_id: str  # the thread's best document by the words
+    # the thread's best document by the words, as the index addresses it (its id is read
+    # for the page's pull requests only: query.document_id)
+    address: object
 
 
 @dataclass
@@ -77,18 +76,10 @@ def words(searcher: tantivy.Searcher, lexemes: list[str], tiers: tuple[str, ...]
         asked = query.build(searcher, lexemes, 1, query.Filters(tiers=tiers, state=state))
         if state == "closed":
             asked = _unmerged(asked)
-        found = searcher.search(asked, limit=DOCUMENTS, count=True)
-        legs.capped |= found.count > DOCUMENTS
-        threads = searcher.fast_field_values(schema.THREAD, [a for _, a in found.hits])
-        best: dict[int, list[tuple[float, int]]] = {}
-        for (score, address), thread in zip(found.hits, threads, strict=True):
-            documents = best.setdefault(thread, [])
-            if len(documents) < THREAD_DOCUMENTS:
-                documents.append((float(score), address))
-        for thread, documents in best.items():
-            score = sum(s * DECAY**i for i, (s, _) in enumerate(documents))
-            document_id = searcher.doc(documents[0][1])[schema.DOCUMENT][0]
-            legs.words[thread] = Worded(score, document_id)
+        walk = query.ranked_threads(searcher, asked, DOCUMENTS, documents=DOCUMENTS)
+        legs.capped |= walk.total > DOCUMENTS
+        for ranked in walk.threads:
+            legs.words[ranked.thread] = Worded(ranked.scores[0], ranked.best)
 
 
 def evidence(
