@@ -1,9 +1,11 @@
 """A fused page: a description or a question ranked by whole thread rankings, merged.
 
 Each leg ranks threads on its own, to DEPTH: the words (BM25 over every document holding any
-of the query's lexemes, a thread by its best document), meaning (the semantic tier's nearest
-passages, when it can answer), and, when the words name a file the repository knows, the
-threads that touched it ranked by the same words. ``semantic.fusion.fuse`` merges them by
+of the query's lexemes, a thread by its best document), whole threads (BM25 over each
+thread's own words as one text, the threads index: a change described is told across the
+turns of the thread that made it), meaning (the semantic tier's nearest passages, when it
+can answer), and, when the words name a file the repository knows, the threads that touched
+it ranked by the same words. ``semantic.fusion.fuse`` merges them by
 weighted reciprocal rank, weighed by the query's shape. The page shows each thread once, by
 the document that put it there — its best worded document, else its nearest passage — so
 ten slots are ten threads. Only the page's documents are read back (``page_hits``).
@@ -19,7 +21,7 @@ import math
 from dataclasses import replace
 
 from relore.serve import page_hits
-from relore.serve.lexical import query
+from relore.serve.lexical import query, schema
 from relore.serve.semantic import fusion, nearest
 
 # documents a thread is read with on the words' leg: a second one says the page passed over
@@ -36,6 +38,25 @@ def _walk(prepared, share: float, files: tuple[str, ...] | None) -> query.Thread
     least = max(1, math.ceil(len(prepared.lexemes) * share))
     every_word = query.build(prepared.searcher, prepared.lexemes, least, filters)
     return query.ranked_threads(prepared.searcher, every_word, fusion.DEPTH, WALK_PER_THREAD)
+
+
+def _whole_threads(prepared, share: float) -> list[fusion.Ranked]:
+    """The threads' leg: threads by BM25 over their own words as one text (the threads index),
+    holding at least ``share`` of the lexemes. Its documents hold only the default trust
+    tiers' words and no author or date: any other filter leaves the leg out."""
+    filters = prepared.filters
+    if (
+        prepared.threads is None
+        or not prepared.lexemes
+        or set(filters.tiers) != set(schema.THREAD_TIERS)
+        or filters.author
+        or filters.since is not None
+    ):
+        return []
+    least = max(1, math.ceil(len(prepared.lexemes) * share))
+    asked = query.thread_query(prepared.lexemes, least, filters)
+    found = query.whole_threads(prepared.threads, asked, fusion.DEPTH)
+    return [fusion.Ranked(thread, "", score) for thread, score in found]
 
 
 def _strict_count(prepared) -> int:
@@ -74,18 +95,22 @@ async def page(cur, request, prepared) -> dict:
     weights = fusion.WEIGHTS[shape]
     found = await fusion.meaning(cur, request, weights.meaning_floor)
     if isinstance(found, nearest.Off):  # no meaning: no question goes without its words
-        weights = replace(weights, words_share=fusion.WORDS_ONLY_SHARE)
+        weights = fusion.words_only(shape, weights)
     files = prepared.named_files if weights.file > 0 and prepared.named_files else None
-    words, by_file, strict_total = await asyncio.gather(
+    words, by_file, strict_total, whole = await asyncio.gather(
         asyncio.to_thread(_walk, prepared, weights.words_share, None),
         asyncio.to_thread(_walk, prepared, weights.words_share, files)
         if files
         else asyncio.sleep(0),
         asyncio.to_thread(_strict_count, prepared),
+        asyncio.to_thread(_whole_threads, prepared, weights.thread_share)
+        if weights.thread > 0
+        else asyncio.sleep(0, []),
     )
     legs = {
         "words": _ranked(words, weights.words_second),
         "file": _ranked(by_file, weights.words_second),
+        "thread": whole,
     }
     semantic = {"state": "answered", "route": "fused", "shape": shape}
     near: list = []
@@ -98,7 +123,7 @@ async def page(cur, request, prepared) -> dict:
         ]
     order = fusion.fuse(legs, weights)[: request.limit]
     walks = {"words": words, "file": by_file}
-    shown = await asyncio.to_thread(_documents, order, legs, prepared.searcher, walks)
+    shown = await asyncio.to_thread(_documents, order, legs, prepared, walks)
     rows = await page_hits.page_rows(
         cur,
         request.repo_id,
@@ -106,10 +131,10 @@ async def page(cur, request, prepared) -> dict:
         prepared.lexemes,
     )
     near_of = {n.thread_number: n for n in near}
-    worded = {e.thread for name in ("words", "file") for e in legs[name]}
+    worded = {e.thread for name in ("words", "file", "thread") for e in legs[name]}
     hits = []
     for thread, score in order:
-        row = rows.get(shown[thread][0])
+        row = rows.get(shown[thread][0]) if thread in shown else None
         if row is None:  # deleted since the index or the vectors were read
             continue
         hit = page_hits.hit(row)
@@ -162,20 +187,31 @@ async def page(cur, request, prepared) -> dict:
     return result
 
 
-def _documents(order, legs, searcher, walks) -> dict[int, tuple[str, float]]:
+def _documents(order, legs, prepared, walks) -> dict[int, tuple[str, float]]:
     """The document each page thread is shown by, with its leg's score: its best worded
     document (the words' leg, then the file's; its id read from the index here, for the
-    page's threads only), else its nearest passage."""
+    page's threads only; for a thread only the threads' leg ranked, its document the words
+    rank first), else its nearest passage."""
+    searcher = prepared.searcher
     chosen: dict[int, tuple[str, float]] = {}
     wanted = {thread for thread, _ in order}
-    for name in ("words", "file", "meaning"):
+    any_word = None
+    for name in ("words", "file", "thread", "meaning"):
         walk = walks.get(name)
         best = {t.thread: t.best for t in walk.threads} if walk else {}
         for entry in legs.get(name, []):
-            if entry.thread in wanted and entry.thread not in chosen:
-                address = best.get(entry.thread)
-                document = (
-                    entry.document_id if address is None else query.document_id(searcher, address)
-                )
-                chosen[entry.thread] = (document, entry.score)
+            if entry.thread not in wanted or entry.thread in chosen:
+                continue
+            address = best.get(entry.thread)
+            if address is not None:
+                document = query.document_id(searcher, address)
+            elif name == "thread":
+                if any_word is None:
+                    any_word = query.build(searcher, prepared.lexemes, 1, prepared.filters)
+                document = query.best_in_thread(searcher, any_word, entry.thread)
+                if document is None:  # its words are in a tier the page does not show
+                    continue
+            else:
+                document = entry.document_id
+            chosen[entry.thread] = (document, entry.score)
     return chosen

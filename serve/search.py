@@ -271,6 +271,8 @@ class _Prepared:
     state: tuple = ()
     # the files the query's words name, in the index's form (a fused page's file leg)
     named_files: tuple[str, ...] = ()
+    # the repository's threads index, one document per thread (a fused page's threads leg)
+    threads: object | None = None
 
 
 @dataclass
@@ -291,14 +293,17 @@ async def _prepare(cur, request: SearchRequest, repo_id: int) -> _Prepared:
     resolved = await _resolve(cur, request, repo_id)
     normalized = _normalized(request, resolved)
     lexemes = list(resolved["lexemes"])
-    searcher = None
+    searcher = threads = None
     if lexemes or not request.terms:  # only stop words: nothing can match
         indexes = store.for_connection(cur.connection)
         searcher = await indexes.fresh(cur.connection, repo_id, resolved)
+        threads = indexes.reader(repo_id).thread_searcher()
     state = (resolved["database_oid"], store.Marks.of(resolved))
     filters = _filters(request, normalized)
     named = tuple(resolved["named_files"] or ())
-    return _Prepared(request, repo_id, lexemes, filters, normalized, searcher, state, named)
+    return _Prepared(
+        request, repo_id, lexemes, filters, normalized, searcher, state, named, threads
+    )
 
 
 def _walk(prepared: _Prepared) -> _Walked:

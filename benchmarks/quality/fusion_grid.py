@@ -7,7 +7,8 @@ Only the slices a fused page answers move with the weights (a question, a change
 description, a "PATH: why" description: semantic.fusion routes pasted errors, filtered and
 short queries lexical-first). Each setting replaces ``fusion.WEIGHTS`` for one shape or for
 all, and is asked of the real service in process, as run.py asks it; a row is R@10 / MRR per
-slice with the tier on, and with it off where the setting changes the words' legs.
+slice with the tier on, and with it off: a setting is then also what its shapes weigh
+without meaning (``fusion.WORDS_ONLY``; the shipped row keeps the shipped one).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import sys
 import warnings
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -108,11 +110,18 @@ def main() -> None:
         help="a question's/description's Weights as keyword arguments, e.g. "
         "'words=1,meaning=0.25' (replaces the PROSE grid; repeatable)",
     )
+    parser.add_argument(
+        "--filed",
+        action="append",
+        help="a file described's Weights, as --prose (replaces the FILED grid; repeatable)",
+    )
     args = parser.parse_args()
     items = _items(args.slice or FUSED)
-    if args.prose:
-        PROSE[:] = [W(**{k: float(v) for k, v in (p.split("=") for p in spec.split(","))})
-                    for spec in args.prose]  # fmt: skip
+    for given, grid in ((args.prose, PROSE), (args.filed, FILED)):
+        if given:
+            grid[:] = [W(**{k: float(v) for k, v in (p.split("=") for p in spec.split(","))})
+                       for spec in given]  # fmt: skip
+    if args.prose and not args.filed:
         del FILED[1:]
     url = database.start_embedded(database.EmbeddedPaths(Path(args.home) / "pg"))
     reader = database.reader_url(url, env={})
@@ -121,6 +130,7 @@ def main() -> None:
         from starlette.testclient import TestClient
     table = {}
     shipped = dict(fusion.WEIGHTS)
+    shipped_words_only = dict(fusion.WORDS_ONLY)
     with TestClient(create_app(Settings(reader)), base_url="http://127.0.0.1") as client:
         client.headers["x-relore-client"] = __version__
         for name, weights in settings().items():
@@ -130,10 +140,18 @@ def main() -> None:
             fusion.WEIGHTS.update(weights)
             row = {"on": measure(client, items)}
             fusion.ENABLED = False
+            if name != "shipped":  # the setting is also what a shape weighs without meaning
+                fusion.WORDS_ONLY.clear()
+                fusion.WORDS_ONLY.update(
+                    {s: replace(w, words_share=fusion.WORDS_ONLY_SHARE)
+                     for s, w in weights.items() if s in shipped_words_only}
+                )  # fmt: skip
             try:
                 row["off"] = measure(client, items)
             finally:
                 fusion.ENABLED = True
+                fusion.WORDS_ONLY.clear()
+                fusion.WORDS_ONLY.update(shipped_words_only)
             table[name] = row
             cells = "  ".join(
                 f"{s}: {row['on'][s][0]:.3f}/{row['on'][s][1]:.3f}"

@@ -278,3 +278,30 @@ def ranked_threads(
             if len(order) >= depth and all(len(scores[t]) >= per_thread for t in order):
                 break
     return ThreadWalk([RankedThread(t, tuple(scores[t]), best[t]) for t in order], found.count)
+
+
+def thread_query(lexemes: list[str], minimum: int, filters: Filters) -> Query:
+    """Threads (of the threads index) holding at least ``minimum`` of the lexemes in their
+    own words, scored by BM25 over the whole thread; the state and signal filters as on a
+    document (a thread document carries no tier, author or date: the caller asks this index
+    only where those are the defaults)."""
+    clauses = [(Occur.Must, text_query(lexemes, minimum))]
+    if filters.state:
+        state = Query.term_query(schema.SCHEMA, schema.STATE, filters.state)
+        clauses.append((Occur.Must, Query.const_score_query(state, 0.0)))
+    clauses += [(Occur.Must, Query.const_score_query(q, 0.0)) for q in _signal_queries(filters)]
+    return Query.boolean_query(clauses)
+
+
+def whole_threads(searcher: tantivy.Searcher, query: Query, depth: int) -> list[tuple[int, float]]:
+    """The first ``depth`` threads of the threads index by score: (thread, score)."""
+    hits = searcher.search(query, limit=depth).hits
+    threads = searcher.fast_field_values(schema.THREAD, [address for _, address in hits])
+    return [(thread, float(key)) for (key, _), thread in zip(hits, threads, strict=True)]
+
+
+def best_in_thread(searcher: tantivy.Searcher, query: Query, thread: int) -> str | None:
+    """The id of the document of ``thread`` that ``query`` ranks first (None: none matches)."""
+    within = Query.const_score_query(Query.term_query(schema.SCHEMA, schema.THREAD, thread), 0.0)
+    hits = searcher.search(Query.boolean_query([(Occur.Must, query), (Occur.Must, within)]), 1).hits
+    return document_id(searcher, hits[0][1]) if hits else None

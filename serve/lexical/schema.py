@@ -20,9 +20,13 @@ import tantivy
 # Weight per search_vector weight class: A the thread title (opening posts only), B the body,
 # C a review comment's path, D its diff hunk.
 FIELD_WEIGHTS = {"A": 2, "B": 1, "C": 2, "D": 1}
+# In the threads index (a thread as one text) the title counts once: measured on the change,
+# paraphrase and why slices (benchmarks/results/intent-slices.md), a doubled title lowered
+# every one of them in a whole-thread ranking, where one document's title is one field of many.
+THREAD_FIELD_WEIGHTS = {**FIELD_WEIGHTS, "A": 1}
 TOKENIZER = "lexemes"
 # The generation of this layout: an index written by another is rebuilt, never read.
-LAYOUT = 2
+LAYOUT = 3
 
 TEXT = "text"
 DOCUMENT = "document_id"
@@ -101,7 +105,31 @@ def document(row: dict, signals: dict[str, set[str]] | None = None) -> tantivy.D
         doc.add_text(AUTHOR, row["author"])
     for state in thread_states(row["github_state"], row["is_merged"]):
         doc.add_text(STATE, state)
+    _add_signals(doc, signals)
+    return doc
+
+
+def _add_signals(doc: tantivy.Document, signals: dict[str, set[str]] | None) -> None:
     for name, terms in (signals or {}).items():
         for term in terms:
             doc.add_text(name, term)
+
+
+# Documents of these tiers are a thread's own words in its thread document: a bot's reports
+# (the machine tier) would make every CI-commented thread hold every failing test's words.
+THREAD_TIERS = ("authoritative", "reported")
+
+
+def thread_document(
+    thread: int, lexemes: list[str], states: list[str], signals: dict[str, set[str]] | None
+) -> tantivy.Document:
+    """A whole thread as one document of the threads index: every one of its documents'
+    weighted lexemes (THREAD_TIERS), its state terms and its signals, so BM25 ranks threads
+    the way the textbook baseline does and a file or state is the same posting list."""
+    doc = tantivy.Document()
+    doc.add_text(TEXT, " ".join(lexemes))
+    doc.add_unsigned(THREAD, thread)
+    for state in states:
+        doc.add_text(STATE, state)
+    _add_signals(doc, signals)
     return doc

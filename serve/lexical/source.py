@@ -15,13 +15,19 @@ snapshot cannot assume it (macros/snapshot_scope.sql); the serving role could no
 
 from __future__ import annotations
 
-from relore.serve.lexical.schema import FIELD_WEIGHTS
+from relore.serve.lexical.schema import FIELD_WEIGHTS, THREAD_FIELD_WEIGHTS
 
-_WEIGHT = (
-    "case weight "
-    + " ".join(f"when '{name}' then {weight}" for name, weight in FIELD_WEIGHTS.items())
-    + " else 1 end"
-)
+
+def _case(weights: dict[str, int]) -> str:
+    return (
+        "case weight "
+        + " ".join(f"when '{name}' then {weight}" for name, weight in weights.items())
+        + " else 1 end"
+    )
+
+
+_WEIGHT = _case(FIELD_WEIGHTS)
+_THREAD_WEIGHT = _case(THREAD_FIELD_WEIGHTS)
 
 # Each lexeme once per position (Postgres keeps up to 256 per lexeme), times its weight.
 ROWS = f"""
@@ -39,7 +45,18 @@ select
         cross join lateral (
             select sum({_WEIGHT})::int as n from unnest(u.weights) as x (weight)
         ) as w
-    ) as lexemes
+    ) as lexemes,
+    -- in the threads index the title counts once (a document holding it: the opening post's
+    -- first chunk); null where the same as lexemes
+    case when 'A' = any(
+        select unnest(u.weights) from unnest(d.search_vector) as u (lexeme, positions, weights)
+    ) then (
+        select string_agg(repeat(u.lexeme || ' ', w.n), '')
+        from unnest(d.search_vector) as u (lexeme, positions, weights)
+        cross join lateral (
+            select sum({_THREAD_WEIGHT})::int as n from unnest(u.weights) as x (weight)
+        ) as w
+    ) end as thread_lexemes
 from marts.documents as d
 join marts.threads as t on t.repo_id = d.repo_id and t.number = d.thread_number
 where d.repo_id = %(repo_id)s

@@ -3,7 +3,8 @@
 Layout, under the index root (``$RELORE_INDEX_DIR``, default ``$RELORE_HOME/search-index``)::
 
     <database key>/<repo_id>/current.json   {"layout", "database_oid", "generation", "marks"}
-    <database key>/<repo_id>/g<generation>/ tantivy's files
+    <database key>/<repo_id>/g<generation>/ tantivy's files: one document per live document
+    <database key>/<repo_id>/g<generation>/threads/  one document per thread (its own words)
     <database key>/<repo_id>/.lock          one writer at a time, across processes
 
 A full build writes a new generation directory and then replaces ``current.json`` (an atomic
@@ -126,6 +127,41 @@ def _open(path: Path) -> tantivy.Index:
     return index
 
 
+THREADS = "threads"
+
+
+def _open_threads(generation: Path) -> tantivy.Index:
+    """A generation's threads index (built and refreshed beside its documents)."""
+    (generation / THREADS).mkdir(exist_ok=True)
+    return _open(generation / THREADS)
+
+
+@dataclass
+class _Writers:
+    documents: object
+    threads: object
+
+    @classmethod
+    def of(cls, generation: Path) -> _Writers:
+        return cls(
+            _open(generation).writer(heap_size=WRITER_HEAP, num_threads=1),
+            _open_threads(generation).writer(heap_size=WRITER_HEAP // 2, num_threads=1),
+        )
+
+    def delete_threads(self, threads: list[int]) -> None:
+        for start_at in range(0, len(threads), 10_000):
+            chunk = threads[start_at : start_at + 10_000]
+            for writer in (self.documents, self.threads):
+                writer.delete_documents_by_query(
+                    tantivy.Query.term_set_query(schema.SCHEMA, schema.THREAD, chunk)
+                )
+
+    def commit(self) -> None:
+        for writer in (self.documents, self.threads):
+            writer.commit()
+            writer.wait_merging_threads()
+
+
 class _Lock:
     """One writer per repository index, across processes (flock on ``.lock``)."""
 
@@ -168,9 +204,10 @@ def _signals(conn, repo_id: int, threads: list[int]) -> dict[int, dict[str, set[
     return found
 
 
-def _add_rows(conn, writer, repo_id: int, threads: list[int] | None, progress) -> int:
-    """Every live document of ``threads`` (None: of every thread), read a slice of threads
-    at a time so only one slice's signals are held in memory."""
+def _add_rows(conn, writers: _Writers, repo_id: int, threads: list[int] | None, progress) -> int:
+    """Every live document of ``threads`` (None: of every thread), and each thread as one
+    document of the threads index, read a slice of threads at a time so only one slice's
+    signals and words are held in memory."""
     if threads is None:
         found = conn.execute(source.ALL_THREADS, {"repo_id": repo_id}).fetchone()
         threads = found["threads"]
@@ -178,14 +215,25 @@ def _add_rows(conn, writer, repo_id: int, threads: list[int] | None, progress) -
     for start in range(0, len(threads), THREAD_SLICE):
         part = threads[start : start + THREAD_SLICE]
         signals = _signals(conn, repo_id, part)
+        words: dict[int, list[str]] = {}
+        states: dict[int, list[str]] = {}
         with conn.cursor(name="relore_index_rows") as cur:
             cur.execute(source.ROWS, {"repo_id": repo_id, "threads": part})
             while rows := cur.fetchmany(BATCH):
                 for row in rows:
-                    writer.add_document(schema.document(row, signals.get(row["thread_number"])))
+                    thread = row["thread_number"]
+                    writers.documents.add_document(schema.document(row, signals.get(thread)))
+                    said = row["thread_lexemes"] or row["lexemes"]
+                    if row["trust_tier"] in schema.THREAD_TIERS and said:
+                        words.setdefault(thread, []).append(said)
+                        states[thread] = schema.thread_states(row["github_state"], row["is_merged"])
                 written += len(rows)
                 if progress:
                     progress(written)
+        for thread, held in words.items():
+            writers.threads.add_document(
+                schema.thread_document(thread, held, states[thread], signals.get(thread))
+            )
     return written
 
 
@@ -216,16 +264,10 @@ def refresh(
                 **{k: v or "-infinity" for k, v in current.marks.as_dict().items()},
             }
             threads = meta.execute(source.CHANGED_THREADS, since).fetchone()["threads"]
-            index = _open(repo_dir / f"g{current.generation}")
-            writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
-            for start_at in range(0, len(threads), 10_000):
-                chunk = threads[start_at : start_at + 10_000]
-                writer.delete_documents_by_query(
-                    tantivy.Query.term_set_query(schema.SCHEMA, schema.THREAD, chunk)
-                )
-            written = _add_rows(conn, writer, repo_id, threads, progress)
-            writer.commit()
-            writer.wait_merging_threads()
+            writers = _Writers.of(repo_dir / f"g{current.generation}")
+            writers.delete_threads(threads)
+            written = _add_rows(conn, writers, repo_id, threads, progress)
+            writers.commit()
             conn.rollback()
             now = time.time()
             Current(current.generation, oid, marks, current.built_at, now).write(repo_dir)
@@ -241,11 +283,9 @@ def refresh(
         path = repo_dir / f"g{generation}"
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)
-        index = _open(path)
-        writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
-        written = _add_rows(conn, writer, repo_id, None, progress)
-        writer.commit()
-        writer.wait_merging_threads()
+        writers = _Writers.of(path)
+        written = _add_rows(conn, writers, repo_id, None, progress)
+        writers.commit()
         conn.rollback()
         now = time.time()
         Current(generation, oid, marks, now, now).write(repo_dir)
@@ -271,6 +311,7 @@ class Reader:
         self._lock = threading.Lock()
         self._stamp: tuple | None = None
         self._index: tantivy.Index | None = None
+        self._threads: tantivy.Index | None = None
         self._generation: int | None = None
         self.current: Current | None = None
 
@@ -288,20 +329,28 @@ class Reader:
                 self._reload(stamp)
             return self._index.searcher() if self._index is not None else None
 
+    def thread_searcher(self) -> tantivy.Searcher | None:
+        """The threads index of the generation ``searcher`` last opened (None before one)."""
+        with self._lock:
+            return self._threads.searcher() if self._threads is not None else None
+
     def _reload(self, stamp) -> None:
         current = Current.read(self.repo_dir)
         if current is None:
             return
         try:
             if current.generation != self._generation or self._index is None:
-                index = _open(self.repo_dir / f"g{current.generation}")
+                generation = self.repo_dir / f"g{current.generation}"
+                index, threads = _open(generation), _open_threads(generation)
             else:
-                index = self._index
+                index, threads = self._index, self._threads
                 index.reload()
+                threads.reload()
         except (ValueError, OSError) as exc:  # a generation removed under us: keep ours
             log.warning("index reload failed, keeping the open one: %s", exc)
             return
-        self._index, self._generation, self.current = index, current.generation, current
+        self._index, self._threads = index, threads
+        self._generation, self.current = current.generation, current
         self._stamp = stamp
 
 

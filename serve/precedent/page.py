@@ -28,8 +28,9 @@ REVIEW_CHARS = 300
 TERMS_SHOWN = 12
 
 
-def _walk(searcher, lexemes: list[str], files: list[str], symbols: list[str], legs: rank.Legs):
+def _walk(searcher, threads, lexemes: list[str], files: list[str], symbols: list[str], legs):
     rank.words(searcher, lexemes, TIERS, legs)
+    rank.threads(threads, lexemes, legs)
     rank.evidence(searcher, files, symbols, TIERS, legs)
 
 
@@ -147,7 +148,7 @@ def _hit(f, head, carried, files, reviews, document, legs, asked) -> dict:
         "date": stamps.date(head["created_at"]),
         "age": stamps.age(head["created_at"]),
         "score": round(f.score, 4),
-        "matched_by": [leg for leg in rank.LEGS if leg in f.ranks],
+        "matched_by": rank.matched_by(f.ranks),
         "why": why,
         "matched": _matched(why, len(asked["lexemes"]), named),
     }
@@ -216,12 +217,16 @@ async def precedent(conn: AsyncConnection, request: PrecedentRequest) -> dict:
         }
         legs, searcher = rank.Legs(), None
         if asked["lexemes"] or asked["files"] or asked["symbols"]:
-            searcher = await store.for_connection(conn).fresh(conn, repo_id, resolved)
+            indexes = store.for_connection(conn)
+            searcher = await indexes.fresh(conn, repo_id, resolved)
+            threads = indexes.reader(repo_id).thread_searcher()
             await asyncio.to_thread(
-                _walk, searcher, asked["lexemes"], asked["files"], asked["symbols"], legs
+                _walk, searcher, threads, asked["lexemes"], asked["files"], asked["symbols"], legs
             )
         meaning = await _meaning(cur, repo_id, request, legs)
-        numbers = sorted(set(legs.words) | set(legs.evidence) | set(legs.meaning))
+        numbers = sorted(
+            set(legs.words) | set(legs.evidence) | set(legs.meaning) | set(legs.threads)
+        )
         pulls = {
             r["number"]: r["state"]
             for r in await _rows(cur, read.PULLS, {"repo_id": repo_id, "numbers": numbers})

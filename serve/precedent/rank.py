@@ -12,6 +12,9 @@ a ranking of its own, fused by weighted reciprocal rank, then merged ones first.
   index holds them) carry a path or symbol the caller named with ``--file`` or in the
   description; most named first, then by words. Evidence that boosts, never a filter.
 - **meaning**: the semantic tier's nearest threads (``serve/semantic/nearest.py``), when on.
+- **threads**: BM25 over each closed thread's own words as one text (the threads index,
+  ``serve/lexical``): the pull request whose review turns share the description's words
+  between them, where no one document holds many. Its hits say ``words`` too.
 
 Issues are dropped after the walk (the index keeps no thread kind): a leg ranks pull
 requests only. Open pull requests are never precedent (nothing was decided yet; ``inflight``
@@ -37,7 +40,11 @@ DOCUMENTS = 300  # ranked documents read per state (merged, closed unmerged)
 EVIDENCE_THREADS = 500  # threads read per named path or symbol
 EVIDENCE_DOCUMENTS = 20_000
 RRF_K = 10
-WEIGHTS = {"words": 1.0, "files": 1.0, "meaning": 1.0}
+# The threads leg at full weight and the best document's at a quarter: on the change slice
+# (43 descriptions) R@5 / MRR went from 0.312 / 0.378 (tier off 0.349 / 0.380) to 0.337 /
+# 0.405 (0.351 / 0.417); words 0.5 lifted the tier on further (0.355 / 0.412) but lowered
+# the tier off's R@5 (0.345). benchmarks/results/precedent.md.
+WEIGHTS = {"words": 0.25, "files": 1.0, "meaning": 1.0, "threads": 1.0}
 RELEVANT_SHARE = 0.5
 LEGS = tuple(WEIGHTS)
 
@@ -59,6 +66,8 @@ class Legs:
     evidence: dict[int, set[str]] = field(default_factory=dict)
     # thread -> (similarity, document id of its nearest passage)
     meaning: dict[int, tuple[float, str]] = field(default_factory=dict)
+    # thread -> its BM25 score as one text (the threads index)
+    threads: dict[int, float] = field(default_factory=dict)
     # a leg stopped at its read cap: more threads match than were ranked
     capped: bool = False
 
@@ -80,6 +89,16 @@ def words(searcher: tantivy.Searcher, lexemes: list[str], tiers: tuple[str, ...]
         legs.capped |= walk.total > DOCUMENTS
         for ranked in walk.threads:
             legs.words[ranked.thread] = Worded(ranked.scores[0], ranked.best)
+
+
+def threads(searcher: tantivy.Searcher | None, lexemes: list[str], legs: Legs):
+    """The threads leg, into ``legs.threads``: closed threads (merged ones carry ``closed``
+    too) ranked as whole texts. Blocking: run it in a worker thread."""
+    if searcher is None or not lexemes:
+        return
+    closed = query.thread_query(lexemes, 1, query.Filters(tiers=(), state="closed"))
+    for thread, score in query.whole_threads(searcher, closed, DOCUMENTS):
+        legs.threads[thread] = score
 
 
 def evidence(
@@ -124,6 +143,9 @@ def orders(legs: Legs, pulls: dict[int, str]) -> dict[str, list[int]]:
         "meaning": sorted(
             (t for t in legs.meaning if t in pulls), key=lambda t: (-legs.meaning[t][0], -t)
         ),
+        "threads": sorted(
+            (t for t in legs.threads if t in pulls), key=lambda t: (-legs.threads[t], -t)
+        ),
     }
 
 
@@ -138,6 +160,10 @@ def strength(legs: Legs, pulls: dict[int, str]) -> dict[int, float]:
     for number, worded in legs.words.items():
         if number in pulls and best > 0:
             found[number] = max(found[number], worded.score / best)
+    whole = max((s for t, s in legs.threads.items() if t in pulls), default=0.0)
+    for number, score in legs.threads.items():
+        if number in pulls and whole > 0:
+            found[number] = max(found[number], score / whole)
     near = max((s for t, (s, _) in legs.meaning.items() if t in pulls), default=0.0)
     for number, (similarity, _) in legs.meaning.items():
         if number in pulls and near > 0:
@@ -160,3 +186,12 @@ def fuse(legs: Legs, pulls: dict[int, str]) -> list[Fused]:
         return (weak, pulls[number] != "merged", -scores[number], -number)
 
     return [Fused(n, scores[n], pulls[n] == "merged", ranks[n]) for n in sorted(scores, key=place)]
+
+
+# what a hit's ``matched_by`` calls each leg: the threads leg is the words, read whole
+SAID_AS = {"threads": "words"}
+
+
+def matched_by(ranks: dict[str, int]) -> list[str]:
+    said = [SAID_AS.get(leg, leg) for leg in LEGS if leg in ranks]
+    return list(dict.fromkeys(said))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from relore.serve import ranking
 from relore.serve.semantic import nearest
@@ -49,22 +49,39 @@ class Weights:
     # the words' leg ranks a thread by its best document's score plus this share of its
     # second's (0: the best alone)
     words_second: float = 0.0
+    # the whole threads' leg: BM25 over each thread's own words as one text (the threads
+    # index), asked only at the default trust floor with no author or date filter
+    thread: float = 0.0
+    # the threads' leg ranks threads holding at least this share of the lexemes
+    thread_share: float = 0.0
 
 
 # By the query's shape, chosen on every slice at once (benchmarks/quality/fusion_grid.py;
-# figures in benchmarks/README.md, #36). A question's words rarely hold half its lexemes in
-# the thread that answers it, and every weight given to documents holding fewer lowered the
-# questions: its words' leg admits only those holding half (meaning carries it, an
-# identifier-heavy question still has its words). A description fuses every document
-# holding any word with meaning at half weight; a file described leans on the words, the
-# threads that touched the file, and a thread's second-best document.
+# figures in benchmarks/results/intent-slices.md, #36). A question's words rarely hold half
+# its lexemes in the thread that answers it, and every weight given to documents (or whole
+# threads) holding fewer lowered the questions: its words' leg admits only those holding
+# half (meaning carries it, an identifier-heavy question still has its words). A
+# description leans on the whole threads' leg (its words are spread over the turns of the
+# change it describes), with the best document and meaning at half weight; a file
+# described leans on the words, the threads that touched the file, and a thread's
+# second-best document (the whole threads' leg lowered it).
 WEIGHTS = {
     "question": Weights(words=1.0, meaning=1.0, words_share=0.5),
-    "description": Weights(words=1.0, meaning=0.5),
+    "description": Weights(words=0.5, meaning=0.5, thread=1.0),
     "path_description": Weights(words=1.0, meaning=0.25, file=1.0, words_second=0.5),
 }
-# With meaning unavailable, the words' leg of every shape admits any document holding one
+# With meaning unavailable (off, or no vectors): a question or a description leans on the
+# threads' leg (a thread as one text, as BM25 over whole threads ranks it) with the best
+# document's ranking beside it; a file described keeps its weights. Every words' leg then
+# admits any document holding one of the words.
 WORDS_ONLY_SHARE = 0.0
+_PROSE_WORDS_ONLY = Weights(words=0.25, meaning=0.0, thread=1.0)
+WORDS_ONLY = {"question": _PROSE_WORDS_ONLY, "description": _PROSE_WORDS_ONLY}
+
+
+def words_only(shape: str, weights: Weights) -> Weights:
+    """What a shape weighs when meaning cannot answer."""
+    return WORDS_ONLY.get(shape) or replace(weights, words_share=WORDS_ONLY_SHARE)
 
 
 # a question, or a problem told in the first person ("I load ... and get ...")

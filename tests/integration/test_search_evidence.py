@@ -25,7 +25,7 @@ from relore.operate import cli as operate_cli
 from relore.operate import database
 from relore.serve import errors, status
 from relore.serve.app import Settings, create_app
-from relore.serve.lexical import store
+from relore.serve.lexical import schema, store
 
 REPO = Repo(4545, "acme/evidence")
 OWNER = gh.user("acme", 9100, "Organization")
@@ -246,6 +246,7 @@ def test_a_small_build_refreshes_only_its_threads_and_the_new_words_are_found(
     assert _search(world_copy, q="quokka", repo=REPO.full_name)["hits"] == []
     assert indexes.results.hits == hits + 1  # the same request at the same marks: cached
     before = store.Current.read(indexes.reader(REPO.repo_id).repo_dir)
+    threads_before = indexes.reader(REPO.repo_id).thread_searcher().num_docs
     with (
         psycopg.connect(world_copy, autocommit=True) as conn,
         conn.transaction(),
@@ -268,6 +269,10 @@ def test_a_small_build_refreshes_only_its_threads_and_the_new_words_are_found(
     assert [h["number"] for h in _search(world_copy, q="crashes", repo=REPO.full_name)["hits"]] == [
         1
     ]
+    # the thread's whole text (the threads index) was re-read with it: replaced, not doubled
+    threads = indexes.reader(REPO.repo_id).thread_searcher()
+    assert threads.num_docs == threads_before
+    assert threads.doc_freq(schema.TEXT, "quokka") == 1
 
 
 def test_a_thread_whose_signals_alone_moved_is_re_read(world_copy):

@@ -56,6 +56,36 @@ WHY_FILE = (
     "quillwork/shape_loader.py: why does the loader reshape tensors per batch and keep the shapes?"
 )
 
+# A change told across a thread's turns: its opening post, then two replies, each carrying
+# three or four of SPREAD's eleven lexemes; the wordiest single document elsewhere carries
+# five of them (ONE_COMMENT), a bot's report on a third thread carries all of them.
+BOT = gh.user("ci-reporter[bot]", 9102, "Bot")
+TURNS = [
+    _issue(40, "Tokenizer warnings", "The tokenizer warns about truncation."),
+    indexed.issue_comment(
+        REPO, 40, 60_400, "Setting the padding side left fixes batched generation.",
+        author=AUTHOR, at=T0 + 400,
+    ),
+    indexed.issue_comment(
+        REPO, 40, 60_401, "Added a regression test for the attention mask.",
+        author=AUTHOR, at=T0 + 401,
+    ),
+]  # fmt: skip
+ONE_COMMENT = _issue(41, "Suite noise", "Tokenizer truncation warning in one regression test.")
+BOT_REPORT = [
+    _issue(42, "Nightly run", "Nightly results."),
+    indexed.issue_comment(
+        REPO, 42, 60_420,
+        "truncation warning tokenizer padding side batched generation attention mask "
+        "regression test failed",
+        author=BOT, at=T0 + 420,
+    ),
+]  # fmt: skip
+SPREAD = (
+    "truncation warnings from the tokenizer, the padding side of batched generation, and a "
+    "regression test for the attention mask"
+)
+
 DESCRIPTION = (
     "The decoder keeps its cache under gradient checkpointing during training; switch it "
     "off, warn the user once, and leave inference and generation untouched."
@@ -71,6 +101,7 @@ def _land_world(landing: worlds.Landing) -> None:
     ):
         land(cur, REPO, "test", [RawObject("repository", REPO.repo_id, None, repository)])
         land(cur, REPO, "test", [RELEVANT, *NOISE, RARE, FILE_TOUCHED, WORDY])
+        land(cur, REPO, "test", [*TURNS, ONE_COMMENT, *BOT_REPORT])
 
 
 WORLD_PART = worlds.Part(REPO.full_name, land=_land_world)
@@ -132,3 +163,23 @@ def test_a_long_question_is_answered_by_its_words_when_meaning_is_unavailable(in
     assert page["tiers"]["semantic"]["state"] == "off", page["tiers"]
     assert page["hits"] and page["hits"][0]["number"] == 1
     assert page["tiers"]["lexical"]["hits"] == len(page["hits"])
+
+
+def test_a_change_told_across_a_threads_turns_outranks_one_wordier_comment(indexed_world, tier_off):
+    """Ranked by its best document alone, the thread whose one document carries 5 of the 11
+    lexemes comes first; the thread whose turns carry all 11 between them is the answer (the
+    threads index ranks it as one text)."""
+    page = _search(indexed_world.url, q=SPREAD, repo=REPO.full_name)
+    numbers = [h["number"] for h in page["hits"]]
+    assert numbers[:2] == [40, 41], numbers
+    # shown by the turn its words rank first, the words it carries in its snippet
+    top = page["hits"][0]
+    assert top["matched_by"] == ["words"]
+    assert any(word in top["snippet"].lower() for word in ("padding", "regression", "truncation"))
+
+
+def test_a_bots_report_never_lends_its_words_to_a_threads_whole_text(indexed_world, tier_off):
+    """A bot's comment holding every word of the query is the machine tier: neither it nor
+    its thread answers at the default trust floor."""
+    page = _search(indexed_world.url, q=SPREAD, repo=REPO.full_name)
+    assert 42 not in [h["number"] for h in page["hits"]], page["hits"]

@@ -43,3 +43,14 @@ def test_every_leg_that_ranked_a_pull_request_is_named_with_its_rank():
 
 def test_search_kind_precedent_caps_at_the_same_number_precedent_does():
     assert search.PRECEDENT_LIMIT == limits.MAX_PRECEDENT == 5
+
+
+def test_a_pull_request_whose_turns_share_the_description_outranks_one_wordy_document():
+    """The whole threads' leg (a pull request as one text) outweighs the best single
+    document's, and a hit it found says it matched by the words."""
+    legs = _legs(words={1: 5.0, 4: 4.0})
+    legs.threads = {2: 9.0, 3: 8.0, 5: 7.0, 6: 6.0, 1: 2.0}
+    fused = rank.fuse(legs, dict.fromkeys((1, 2, 3, 4, 5, 6), "merged"))
+    assert [f.number for f in fused][:2] == [2, 1]
+    assert rank.matched_by(fused[0].ranks) == ["words"]
+    assert rank.matched_by(fused[1].ranks) == ["words"]

@@ -54,7 +54,8 @@ def test_a_thread_both_legs_found_outranks_threads_one_leg_found_and_ties_go_to_
 @pytest.mark.parametrize("shape", sorted(fusion.WEIGHTS))
 def test_fusion_never_drops_a_thread_both_legs_rank_in_their_top_3(shape: str):
     """The worst case for a thread third in words and in meaning: every other thread of the
-    two legs' first 50 placed to beat it (distinct threads, each leg's own order)."""
+    two legs' first 50 placed to beat it (distinct threads, each leg's own order), and the
+    whole threads' leg ranking 50 other threads and never it."""
     weights = fusion.WEIGHTS[shape]
     for both in ((3, 3), (1, 3), (3, 1), (2, 3)):
         words = [100 + i for i in range(50)]
@@ -63,9 +64,9 @@ def test_fusion_never_drops_a_thread_both_legs_rank_in_their_top_3(shape: str):
         # the threads ranked above it in either leg are also the other leg's next ones
         for rank in range(both[0] - 1):
             meaning[both[1] + rank] = words[rank]
-        order = fusion.fuse(
-            {"words": _leg(*words), "meaning": _leg(*meaning), "file": _leg(*words)}, weights
-        )
+        legs = {"words": _leg(*words), "meaning": _leg(*meaning), "file": _leg(*words)}
+        legs["thread"] = _leg(*(300 + i for i in range(50)))
+        order = fusion.fuse(legs, weights)
         assert 1 in [t for t, _ in order[:10]], (shape, both)
 
 
@@ -87,3 +88,22 @@ def test_a_query_is_shaped_as_a_question_a_description_or_a_file_described(
     text: str, named: tuple, expected: str
 ):
     assert fusion.shape(text, named) == expected
+
+
+@pytest.mark.parametrize("shape", ["question", "description"])
+def test_without_meaning_a_question_or_description_leans_on_whole_threads(shape: str):
+    """Tier off, the thread whose turns hold the words between them (first in the whole
+    threads' leg, fifth by its best document) outranks the one whose single document ranks
+    first and whose whole text ranks tenth."""
+    weights = fusion.words_only(shape, fusion.WEIGHTS[shape])
+    assert weights.words_share == 0.0 and weights.thread > weights.words
+    order = fusion.fuse(
+        {"words": _leg(2, 3, 4, 5, 1), "thread": _leg(1, *range(6, 14), 2)}, weights
+    )
+    assert [t for t, _ in order][0] == 1
+
+
+def test_a_file_described_keeps_its_weights_without_meaning_and_admits_any_word():
+    weights = fusion.WEIGHTS["path_description"]
+    alone = fusion.words_only("path_description", weights)
+    assert alone.words_share == 0.0 and (alone.words, alone.file) == (weights.words, weights.file)
