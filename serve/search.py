@@ -6,7 +6,8 @@ first and nothing that answered it can be widened away. When it leaves the page 
 page is filled by BM25 over the disjunction of the caller's lexemes (every document holding
 any of them, ranked over the whole index), each hit saying how many of the terms it carries
 and showing them — and the page says it widened. A long description or question shares a
-third of its words with the thread that answers it, not half (benchmarks/README.md, #36).
+third of its words with the thread that answers it, not half
+(benchmarks/results/intent-slices.md, #36).
 The per-thread cap applies to the ranked walk, so one chatty thread cannot fill the page.
 """
 
@@ -197,9 +198,9 @@ class Ranked(NamedTuple):
 
 # A page shorter than the limit is filled from documents holding at least this share of the
 # caller's lexemes (rounded up, at least one), ranked by BM25 over those they hold. Any one
-# (0): measured on every slice (benchmarks/README.md, #36), half left 102 of 103 questions
-# and every change description with an empty page and cost the error slices nothing when
-# lowered; BM25's idf already puts a document holding one frequent word last.
+# (0): measured on every slice (benchmarks/results/intent-slices.md, #36), half left 102 of
+# 103 questions and every change description with an empty page and cost the error slices
+# nothing when lowered; BM25's idf already puts a document holding one frequent word last.
 FILL_SHARE = 0.0
 
 

@@ -6,8 +6,8 @@
   document holding any of them, a thread by its best document), meaning (the semantic tier's
   nearest passages), and, when the query names a file, the threads that touched it ranked by
   the same words (a path is evidence, not a filter). Each query *shape* weighs the legs as
-  measured on every slice at once (WEIGHTS; benchmarks/README.md, #36). A fused page shows
-  each thread once, by the document that put it there.
+  measured on every slice at once (WEIGHTS; benchmarks/results/intent-slices.md, #36). A
+  fused page shows each thread once, by the document that put it there.
 - A pasted error, a filtered query or a few words are **lexical-first**: the lexical page as
   it is; only when it is empty does the semantic leg answer, and then only with threads at
   least FLOOR similar (a filter the semantic leg cannot apply is never bypassed: a filtered
@@ -52,12 +52,12 @@ class Weights:
 
 
 # By the query's shape, chosen on every slice at once (benchmarks/quality/fusion_grid.py;
-# figures in benchmarks/README.md, #36). A question's words rarely hold half its lexemes in
-# the thread that answers it, and every weight given to documents holding fewer lowered the
-# questions: its words' leg admits only those holding half (meaning carries it, an
-# identifier-heavy question still has its words). A description fuses every document
-# holding any word with meaning at half weight; a file described leans on the words, the
-# threads that touched the file, and a thread's second-best document.
+# figures in benchmarks/results/intent-slices.md, #36). A question's words rarely hold half
+# its lexemes in the thread that answers it, and every weight given to documents holding
+# fewer lowered the questions: its words' leg admits only those holding half (meaning
+# carries it, an identifier-heavy question still has its words). A description fuses every
+# document holding any word with meaning at half weight; a file described leans on the words,
+# the threads that touched the file, and a thread's second-best document.
 WEIGHTS = {
     "question": Weights(words=1.0, meaning=1.0, words_share=0.5),
     "description": Weights(words=1.0, meaning=0.5),

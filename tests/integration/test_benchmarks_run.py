@@ -1,11 +1,11 @@
 """Every benchmark runs, at its smallest sizes, and prints its figures (#19).
 
-A figure in benchmarks/README.md is a promise that the command beside it still runs on main.
+A figure in benchmarks/results/ is a promise that the command beside it still runs on main.
 Each script in ``benchmarks/`` is run here as a user runs it (a child process of this venv's
 Python, its own embedded Postgres where it starts one), at toy sizes that take seconds; the
 run fails when a script exits non-zero, prints no figures, or prints no ``measured at``
 stamp. ``build_again.py``, ``semantic_bench.py`` and ``serve_load.py`` need a built database:
-they run over the one ``build_bench.py --keep`` leaves, as the README chains them.
+they run over the one ``build_bench.py --keep`` leaves, as benchmarks/README.md chains them.
 """
 
 from __future__ import annotations
@@ -348,11 +348,15 @@ def test_every_benchmark_script_has_a_toy_run():
     assert not untested, f"benchmarks without a toy run here: {sorted(untested)}"
 
 
-def test_every_benchmark_command_in_the_readme_names_a_script_that_exists():
-    readme = (BENCHMARKS / "README.md").read_text()
-    named = set(re.findall(r"benchmarks/[\w/]+\.py", readme))
-    missing = sorted(n for n in named if not (ROOT / n).exists())
-    assert not missing, f"benchmarks/README.md runs scripts that do not exist: {missing}"
+def test_every_benchmark_command_in_the_readme_and_results_names_a_script_that_exists():
+    pages = [BENCHMARKS / "README.md", *sorted((BENCHMARKS / "results").glob("*.md"))]
+    missing = sorted(
+        f"{page.relative_to(ROOT)}: {name}"
+        for page in pages
+        for name in set(re.findall(r"benchmarks/[\w/]+\.py", page.read_text()))
+        if not (ROOT / name).exists()
+    )
+    assert not missing, f"benchmark pages run scripts that do not exist: {missing}"
 
 
 @pytest.mark.parametrize("script", sorted(TOY))
