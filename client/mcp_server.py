@@ -2,8 +2,9 @@
 
 Each tool is a verb with a ``purpose`` in its declaration (``contract/verbs``): its input
 schema is made from the declaration (names, kinds, limits, choices and help), its arguments
-become the verb's command line and are parsed there (the parser made from the same one), and it runs through ``cli.run`` — the CLI's one request builder, renderer
-and mapping of failures. So a tool answers with the text ``relore`` prints (envelope, ``>``
+become the verb's command line and are parsed by the parser made from the same declaration,
+and it runs through ``cli.run`` — the CLI's one request builder, renderer and mapping of
+failures. So a tool answers with the text ``relore`` prints (envelope, ``>``
 quoting, caps, ``returned``/``total``, notices), with the page alongside as structured
 content, and a failure is a tool error carrying the line ``relore`` prints and its exit
 status. ``rules`` runs under one session per MCP session, so a rule is never repeated
