@@ -67,8 +67,8 @@ SYMBOL = Verb(
     "symbol",
     "where NAME is defined, in the daemon's clone at HEAD",
     [
+        repo(required=True),  # first: the daemon names a bad repo before a bad name
         Param("name", "identifier", "an identifier", positional=True, required=True),
-        repo(required=True),
         _under("only under this directory or file"),
         _rows(limits.DEFS_CAP, f"rows, 1-{limits.DEFS_CAP}"),
         *page_flags(),
@@ -110,6 +110,7 @@ COPIES = Verb(
     "copies",
     "the `# Copied from` markers that point at NAME (HuggingFace style)",
     [
+        repo(required=True),  # first: the daemon names a bad repo before a bad name
         Param(
             "name",
             "dotted",
@@ -117,7 +118,6 @@ COPIES = Verb(
             positional=True,
             required=True,
         ),
-        repo(required=True),
         _rows(limits.CLONE_ROWS, f"rows, 1-{limits.CLONE_ROWS}"),
         *page_flags(),
     ],
