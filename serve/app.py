@@ -249,7 +249,7 @@ async def thread_endpoint(request: Request) -> Response:
 
 
 async def inflight_endpoint(request: Request) -> Response:
-    thread_request = thread_mod.parse_request(request.query_params)
+    thread_request = thread_mod.parse_inflight(request.query_params)
     chosen = inputs.output_format(request.query_params)
     async with _pool(request).connection() as conn:
         page = await thread_mod.inflight(conn, thread_request.repo, thread_request.number)
@@ -260,7 +260,7 @@ async def inflight_endpoint(request: Request) -> Response:
 
 
 async def status_endpoint(request: Request) -> Response:
-    repo = inputs.repo(request.query_params, required=False)
+    repo = inputs.parse("status", request.query_params)["repo"]
     chosen = inputs.output_format(request.query_params)
     async with _pool(request).connection() as conn:
         page = await status_mod.status(conn, repo)

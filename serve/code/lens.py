@@ -5,7 +5,7 @@
   caller's tree), here over the clone. Its parse cache lives beside the clones, never in one.
   At most ``SYMBOL_CONCURRENT`` parses run at once, and a parse stops at the request's
   deadline (the thread checks before each file), never running on after the 503.
-- ``grep``: ``git grep`` with caps — at most ``GREP_CAP`` lines returned, every match counted
+- ``grep``: ``git grep`` with caps — at most ``CLONE_ROWS`` lines returned (``contract/limits.py``), every match counted
   (``total``), each line cut to ``LINE_CHARS`` and quoted: a source line is untrusted text.
 - ``copies``: the ``# Copied from X`` markers (HuggingFace's convention, checked by their
   ``make fix-copies``) whose target is the name, each with the definition under it.
@@ -25,18 +25,14 @@ import threading
 from collections import Counter
 from pathlib import Path
 
-from relore.contract import limits
 from relore.contract.envelope import one_line, quote
 from relore.contract.sanitize import Quoted
-from relore.lens import DEFS_CAP
 from relore.serve import inputs
 from relore.serve.code import grep_records, redaction
 from relore.serve.code.git import Budget, Git, GitFailed, GitTimeout
 from relore.serve.errors import BadRequest, NotFound, Unavailable
 
-GREP_CAP = COPIES_CAP = limits.CLONE_ROWS
 LINE_CHARS = 200
-MAX_PATTERN_CHARS = limits.MAX_PATTERN_CHARS
 SYMBOL_TIMEOUT_S = 60.0
 # at most this many `symbol` parses run at once per daemon (each is a thread of tree-sitter
 # work); the wait for one counts against the request's deadline
@@ -104,21 +100,7 @@ def _lines(matches: list[grep_records.Match]) -> list[dict]:
 
 
 def parse_grep(params) -> dict:
-    pattern = params.get("pattern") or ""
-    if not pattern:
-        raise BadRequest("pattern is required")
-    if "\x00" in pattern or "\n" in pattern:
-        raise BadRequest("the pattern contains a NUL or a line break")
-    if len(pattern) > MAX_PATTERN_CHARS:
-        raise BadRequest(f"the pattern is at most {MAX_PATTERN_CHARS} characters")
-    return {
-        "repo": inputs.repo(params),
-        "pattern": pattern,
-        "fixed": inputs.flag(params, "fixed"),
-        "ignore_case": inputs.flag(params, "ignore_case"),
-        "path": inputs.path(params, required=False),
-        "limit": inputs.limit(params, GREP_CAP),
-    }
+    return inputs.parse("grep", params)  # as contract/verbs declares it
 
 
 async def grep(request: dict, clone: Path, pool=None) -> dict:
@@ -182,11 +164,7 @@ async def grep(request: dict, clone: Path, pool=None) -> dict:
 
 
 def parse_copies(params) -> dict:
-    return {
-        "repo": inputs.repo(params),
-        "name": inputs.identifier(params, dotted=True),
-        "limit": inputs.limit(params, COPIES_CAP),
-    }
+    return inputs.parse("copies", params)  # as contract/verbs declares it
 
 
 def parse_marker(text: str, cut: bool = False) -> tuple[str, str | None] | None:
@@ -365,12 +343,7 @@ async def _definition_lines(
 
 
 def parse_symbol(params) -> dict:
-    return {
-        "repo": inputs.repo(params),
-        "name": inputs.identifier(params),
-        "path": inputs.path(params, required=False),
-        "limit": inputs.limit(params, DEFS_CAP),
-    }
+    return inputs.parse("symbol", params)  # as contract/verbs declares it
 
 
 def _cache_env(clone: Path) -> dict:

@@ -113,7 +113,7 @@ def test_a_commit_subject_names_the_pull_request_squash_or_merge(subject, number
     ],
 )
 def test_a_relative_path_is_normalised(value, expected):
-    assert inputs.path({"path": value}) == expected
+    assert inputs.parse("why", {"repo": "o/n", "path": value, "line": "1"})["path"] == expected
 
 
 @pytest.mark.parametrize(
@@ -121,13 +121,13 @@ def test_a_relative_path_is_normalised(value, expected):
 )
 def test_a_path_that_leaves_the_repository_or_is_not_one_is_refused(value):
     with pytest.raises(BadRequest):
-        inputs.path({"path": value})
+        inputs.parse("why", {"repo": "o/n", "path": value, "line": "1"})
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "x", "", "1.5", "99999999999"])
 def test_a_line_that_is_not_a_positive_whole_number_is_refused(value):
     with pytest.raises(BadRequest):
-        inputs.line({"line": value})
+        inputs.parse("why", {"repo": "o/n", "path": "a.py", "line": value})
 
 
 @pytest.mark.parametrize("repo", ["../..", "acme/..", "../x", "a/.", "nope", "a/b/c", "a/b\n"])

@@ -63,11 +63,7 @@ class WhyRequest:
 
 
 def parse_request(params) -> WhyRequest:
-    return WhyRequest(
-        repo=inputs.repo(params),
-        path=inputs.path(params),
-        line=inputs.line(params),
-    )
+    return WhyRequest(**inputs.parse("why", params))  # as contract/verbs declares it
 
 
 async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> dict:
