@@ -7,9 +7,9 @@
 3. a poll of every repository whose backfill is complete, the least recently polled first,
    spending down to 0 (conditional requests: an idle poll costs nothing), so a backfill never
    delays another repository's poll: a poll that runs out of budget goes first next cycle;
-4. backfills with what is left, repositories not yet started first, the smallest (fewest
-   open issues) first (a new small repository is searchable within the hour, not after the
-   big one), stopping at the reserve. A request the
+4. backfills with what is left, the smallest repository (fewest open issues) first, so a new
+   small repository is searchable within the hour, not after the big one; stopping at the
+   reserve. A request the
    budget refuses is never sent, so every mark is exactly where the backfill stopped and the
    next cycle resumes there.
 
@@ -77,16 +77,6 @@ def backfilled(conn: psycopg.Connection, repo_id: int) -> bool:
     return row[0] == len(BULK_STEPS)
 
 
-def _started(conn: psycopg.Connection, repo_id: int) -> bool:
-    return (
-        conn.execute(
-            "select 1 from ops.checkpoints where repo_id = %s and pass_name = any(%s)",
-            (repo_id, list(BULK_STEPS)),
-        ).fetchone()
-        is not None
-    )
-
-
 def _open_issues(conn: psycopg.Connection, repo_id: int) -> int:
     """The repository's open issues and PRs as GitHub last said: a new repository's size."""
     row = conn.execute(
@@ -124,14 +114,11 @@ def run_cycle(
     client.budget = budget
     requests_before, not_modified_before = client.stats.requests, client.stats.not_modified
     budget.seed(client.get_json("rate_limit"))
-    reserve = (
-        budgets.default_reserve(budget.core.limit, len(names)) if reserve is None else reserve
-    )
+    reserve = budgets.default_reserve(budget.core.limit, len(names)) if reserve is None else reserve
     cycle_id = conn.execute("select nextval('ops.cycle_ids')").fetchone()[0]
     report = CycleReport(cycle_id, reserve)
     polls: list[tuple[Repo, Turn]] = []
-    fresh: list[tuple[Repo, Turn]] = []
-    started: list[tuple[Repo, Turn]] = []
+    backfills: list[tuple[Repo, Turn]] = []
     for name in names:
         try:
             repo = passes.resolve_repo(conn, client, name)
@@ -142,18 +129,16 @@ def run_cycle(
             continue
         if backfilled(conn, repo.repo_id):
             polls.append((repo, Turn(repo.full_name, "poll")))
-        elif _started(conn, repo.repo_id):
-            started.append((repo, Turn(repo.full_name, "backfill")))
         else:
-            fresh.append((repo, Turn(repo.full_name, "backfill")))
+            backfills.append((repo, Turn(repo.full_name, "backfill")))
     polls.sort(key=lambda pair: _last_poll(conn, pair[0].repo_id))
-    fresh.sort(key=lambda pair: _open_issues(conn, pair[0].repo_id))  # the smallest first
+    backfills.sort(key=lambda pair: _open_issues(conn, pair[0].repo_id))  # the smallest first
     budget.floor = 0
     for repo, turn in polls:
         _take_turn(conn, client, repo, turn, cycle_id, "poll", options, progress)
         report.turns.append(turn)
     budget.floor = reserve
-    for repo, turn in fresh + started:
+    for repo, turn in backfills:
         if budget.refuses("core"):
             turn.outcome = "waiting"
             turn.reason = f"no budget left above the reserve: {budget.core.describe(budget.clock)}"

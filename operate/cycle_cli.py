@@ -70,9 +70,7 @@ def run(args, out: TextIO, err: TextIO, env) -> int:
             print("relored cycle: no repository: name one with --repo", file=err)
             return EXIT_USAGE
         progress = Progress(None if args.quiet else err, client)
-        report = schedule.run_cycle(
-            conn, client, names, options, progress, reserve=args.reserve
-        )
+        report = schedule.run_cycle(conn, client, names, options, progress, reserve=args.reserve)
         fresh = _fresh_as_of(conn, [t.repo for t in report.turns])
     if args.json:
         payload = dataclasses.asdict(report)
