@@ -18,7 +18,7 @@ import pytest
 from fixtures import corpus, fake_github
 from fixtures.sim_clock import SimClock
 
-from relore.operate import cli
+from relore.operate import cli, doctor
 
 pytestmark = pytest.mark.slow
 RELORED = str(Path(sys.executable).parent / "relored")
@@ -86,6 +86,13 @@ def test_a_backfill_out_of_budget_resumes_each_hour_where_it_stopped_without_a_r
             code, report = _cycle(db_url, base_url, repos)
             if code == 0:
                 break
+            if hours == 1:
+                said = [c.line() for c in doctor.run_checks(db_url, {}) if "schedule" in c.name]
+                assert any(
+                    line.startswith(f"WARN schedule {BIG}: backfilling: the token's budget ran")
+                    for line in said
+                ), said
+                assert " of 70 requests left" in said[0], said
             clock.advance(3600)
     requests = app.state.requests
     refused = [r for r in requests if r.status in (403, 429)]
