@@ -66,13 +66,13 @@ def main() -> None:
             threads=args.threads,
             repo=f"org/repo{i:03d}",
             comments_per_thread=args.comments_per_thread,
-        )  # fmt: skip
+        )
         for i in range(args.repos)
     ]
     worlds.append(
         corpus.generate(
             seed=7, threads=args.big, repo="org/big", comments_per_thread=args.comments_per_thread
-        )  # fmt: skip
+        )
     )
     names = [w.full_name for w in worlds]
     clock = SimClock()
