@@ -38,8 +38,14 @@ from fixtures import corpus, fake_github  # noqa: E402
 from fixtures.sim_clock import SimClock  # noqa: E402
 
 
-def _spent(requests) -> int:
-    return sum(1 for r in requests if r.status != 304 and r.path != "/rate_limit")
+def _spent(requests, graphql: bool = False) -> int:
+    """Requests that cost a bucket's limit (core, else GraphQL's): a 304 and /rate_limit
+    cost nothing."""
+    return sum(
+        1
+        for r in requests
+        if r.status != 304 and r.path != "/rate_limit" and r.path.endswith("/graphql") == graphql
+    )
 
 
 def _cycle(url, base_url, clock, names) -> schedule.CycleReport:
@@ -89,6 +95,7 @@ def main() -> None:
                 hours.append(
                     {
                         "spent": _spent(app.state.requests[before:]),
+                        "graphql_spent": _spent(app.state.requests[before:], graphql=True),
                         "requests": len(app.state.requests) - before,
                         "outcome": report.outcome,
                         "behind": len(report.behind),
@@ -103,7 +110,8 @@ def main() -> None:
             for _ in range(2):
                 before = len(app.state.requests)
                 report = _cycle(url, base_url, clock, names)
-                idle.append(_spent(app.state.requests[before:]))
+                asked = app.state.requests[before:]
+                idle.append(_spent(asked) + _spent(asked, graphql=True))
                 clock.advance(3600)
         finally:
             database.stop_embedded(paths)
