@@ -13,8 +13,10 @@ Two rules carried over from measuring the real API:
   (:meth:`GitHubClient.relative_url`), so a moved API (GitHub Enterprise, another port)
   reads it against the new address.
 * A 5xx and a connection dropped mid-body are both retried; a rate limit waits (primary:
-  until ``x-ratelimit-reset``; secondary: ``retry-after``); any other 4xx is an answer about
-  a request we built wrong, and asking again cannot fix it.
+  until ``x-ratelimit-reset``; secondary: ``retry-after``, or without it a minute, doubling);
+  any other 4xx is an answer about a request we built wrong, and asking again cannot fix it.
+* Given a cycle's ``budget`` (``extract/budget.py``), every request asks it first and every
+  answer tells it what is left: a cycle stops spending before GitHub refuses.
 """
 
 from __future__ import annotations
@@ -147,6 +149,7 @@ class GitHubClient:
         backoff: float | None = None,
         max_wait: float = 900.0,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
         transport: httpx.BaseTransport | None = None,
         env: dict[str, str] | None = None,
     ):
@@ -172,6 +175,9 @@ class GitHubClient:
         )
         self.max_wait = max_wait
         self.sleep = sleep
+        self.clock = clock
+        # a cycle's Budget (extract/budget.py): asked before every request, told every answer
+        self.budget = None
         self.stats = ClientStats()
         self._http = httpx.Client(
             headers=headers,
@@ -218,7 +224,7 @@ class GitHubClient:
             _origin(self.graphql_url),
         )
 
-    def _rate_limit_wait(self, response: httpx.Response) -> float | None:
+    def _rate_limit_wait(self, response: httpx.Response, attempt: int = 1) -> float | None:
         """Seconds to wait when this response is a rate limit, else None."""
         if response.status_code not in (403, 429):
             return None
@@ -228,12 +234,14 @@ class GitHubClient:
                 return max(0.0, float(retry_after))
             except ValueError:
                 parsed = email.utils.parsedate_to_datetime(retry_after)
-                return max(0.0, parsed.timestamp() - time.time())
+                return max(0.0, parsed.timestamp() - self.clock())
         if response.headers.get("x-ratelimit-remaining") == "0":
-            reset = float(response.headers.get("x-ratelimit-reset", time.time() + 60))
-            return max(0.0, reset - time.time()) + 1.0
-        if response.status_code == 429:
-            return 60.0
+            reset = float(response.headers.get("x-ratelimit-reset", self.clock() + 60))
+            return max(0.0, reset - self.clock()) + 1.0
+        if response.status_code == 429 or "secondary rate limit" in _message(response).lower():
+            # a secondary limit without retry-after: GitHub asks for at least a minute,
+            # longer each time it answers so again
+            return 60.0 * 2 ** (attempt - 1)
         return None  # a plain 403: permission, not a limit
 
     def request(
@@ -256,6 +264,8 @@ class GitHubClient:
         headers = {"if-none-match": etag} if etag else None
         last_problem = "no attempt made"
         for attempt in range(1, self.max_attempts + 1):
+            if self.budget is not None:
+                self.budget.check("graphql" if url == self.graphql_url else "core", shown)
             try:
                 self.stats.requests += 1
                 response = self._http.request(
@@ -270,7 +280,7 @@ class GitHubClient:
             if response.status_code == 304:
                 self.stats.not_modified += 1
                 return response
-            wait = self._rate_limit_wait(response)
+            wait = self._rate_limit_wait(response, attempt)
             if wait is not None:
                 last_problem = f"rate limited ({response.status_code})"
                 if wait > self.max_wait:
@@ -300,6 +310,8 @@ class GitHubClient:
         )
 
     def _note_budget(self, response: httpx.Response) -> None:
+        if self.budget is not None:
+            self.budget.observe(response.headers)
         remaining = response.headers.get("x-ratelimit-remaining")
         if remaining is not None and remaining.isdigit():
             self.stats.rate_remaining = int(remaining)
@@ -330,8 +342,8 @@ class GitHubClient:
                 continue
             errors = body.get("errors") or []
             if any(e.get("type") == "RATE_LIMITED" for e in errors):
-                reset = float(response.headers.get("x-ratelimit-reset", time.time() + 60))
-                self._pause(attempt, max(1.0, reset - time.time()))
+                reset = float(response.headers.get("x-ratelimit-reset", self.clock() + 60))
+                self._pause(attempt, max(1.0, reset - self.clock()))
                 continue
             if body.get("data") is None and errors:
                 raise GitHubError(

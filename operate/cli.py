@@ -100,8 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     ext.add_argument("--quiet", action="store_true", help="no progress lines")
     ext.add_argument("--json", action="store_true", help="print the run report as JSON")
 
-    from relore.operate import rules_cli
+    from relore.operate import cycle_cli, rules_cli
 
+    cycle_cli.add_parser(verbs)
     rules_cli.add_parser(verbs)
 
     cl = verbs.add_parser(
@@ -370,6 +371,10 @@ def main(
             return _extract(args, out, err, env)
         if args.verb == "serve":
             return _serve(args, env)
+        if args.verb == "cycle":
+            from relore.operate import cycle_cli
+
+            return cycle_cli.run(args, out, err, env)
         if args.verb == "rules":
             from relore.operate import rules_cli
 

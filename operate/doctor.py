@@ -796,7 +796,14 @@ def run_checks(url: str, env=None) -> list[Check]:
         checks += _guarded("build", lambda: check_build(conn, repos))
         checks += _guarded("authority", lambda: check_authority(conn, repos))
         checks += _guarded("semantic tier", lambda: check_semantic(conn, repos))
+        checks += _guarded("schedule", lambda: _schedule_check(conn))
     return checks
+
+
+def _schedule_check(conn: psycopg.Connection) -> list[Check]:
+    from relore.operate import doctor_schedule
+
+    return doctor_schedule.check(conn)
 
 
 def _repos_or_fail(conn: psycopg.Connection):

@@ -167,6 +167,12 @@ def replica_figures(out: str, _: Path) -> None:
             assert len(figures["reads_per_s_per_daemon"]) == daemons, (label, figures)
 
 
+def org_budget_figures(out: str, _: Path) -> None:
+    report = last_json(out)
+    assert report["measured_at"]["commit"] and report["backfill_hours"] >= 2, report
+    assert report["refused_403_429"] == 0 and report["hours_over_fewest"] <= 1.5, report
+
+
 def stamp_printed(out: str, _: Path) -> None:
     assert re.search(r"^measured at \w+", out, re.M), out
 
@@ -193,6 +199,10 @@ TOY: dict[str, tuple[list[str], Callable[[str, Path], None]]] = {
         embed_figures,
     ),
     "benchmarks/deletion_cost.py": (["--threads", "20", "--deletions", "2"], deletion_figures),
+    "benchmarks/org_budget.py": (
+        "--repos 2 --threads 12 --big 60 --limit 100".split(),
+        org_budget_figures,
+    ),
     "benchmarks/serve_bounds.py": (["--requests", "2", "--concurrency", "2"], bounds_figures),
     "benchmarks/hostile_lens.py": (
         ["--probes", "20", "--hostile", "1", "--big-mb", "0.5"],
