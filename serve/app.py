@@ -33,7 +33,7 @@ from relore.serve import precedent as precedent_mod
 from relore.serve import search as search_mod
 from relore.serve import status as status_mod
 from relore.serve import thread as thread_mod
-from relore.serve.code import routes as code_routes
+from relore.serve.clone import routes as clone_routes
 from relore.serve.rules import routes as rules_routes
 from relore.serve.rules import sessions as rules_sessions
 
@@ -445,7 +445,7 @@ def create_app(settings: Settings) -> Starlette:
         Route(f"{wire.API_PREFIX}/inflight", inflight_endpoint),
         Route(f"{wire.API_PREFIX}/openapi.json", openapi_endpoint),
         *rules_routes.routes(wire.API_PREFIX),
-        *code_routes.routes(wire.API_PREFIX),  # answered from the working clone
+        *clone_routes.routes(wire.API_PREFIX),  # answered from the working clone
         Route("/healthz", health_endpoint),
         Route("/readyz", ready_endpoint),
         *web.routes(),  # the page for people at /

@@ -9,7 +9,7 @@ from starlette.datastructures import QueryParams
 from relore.client.cli import build_parser
 from relore.contract import limits
 from relore.serve import inputs, openapi, search, thread
-from relore.serve.code import lens
+from relore.serve.clone import copies, grep
 from relore.serve.errors import BadRequest
 from relore.serve.rules import routes as rules_routes
 
@@ -84,9 +84,9 @@ def test_a_page_size_over_the_cap_is_refused_by_the_client_and_the_daemon_alike(
 
 
 def test_the_clone_routes_cap_what_the_contract_says():
-    # serve/code keeps its own names for these; they must stay the contract's numbers
-    assert lens.MAX_PATTERN_CHARS == limits.MAX_PATTERN_CHARS
-    assert lens.GREP_CAP == lens.COPIES_CAP == limits.CLONE_ROWS
+    # serve/clone keeps its own names for these; they must stay the contract's numbers
+    assert grep.MAX_PATTERN_CHARS == limits.MAX_PATTERN_CHARS
+    assert grep.GREP_CAP == copies.COPIES_CAP == limits.CLONE_ROWS
     with pytest.raises(SystemExit):
         build_parser().parse_args(["grep", "w" * (limits.MAX_PATTERN_CHARS + 1), "--repo", "o/n"])
 
