@@ -1,6 +1,6 @@
 """The caller's tree (``listing.py``) read: files → records (parsed or cached) → ``map``/``defs``/``refs``.
 
-Each verb returns a page dict that ``render.py`` prints and ``--json`` mirrors field for
+Each verb returns a page dict that ``contract/render/`` prints and ``--json`` mirrors field for
 field. Every page says what it did not read (too large, binary, no grammar, syntax errors
 read with recovery) and every capped list says ``returned`` of ``total``.
 """
