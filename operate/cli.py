@@ -14,8 +14,7 @@ from typing import TextIO
 from relore.contract import patterns
 from relore.contract.version import __version__
 from relore.extract import runner
-
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
+from relore.operate.exits import ExitStatus
 
 
 def _repo_arg(value: str) -> str:
@@ -195,7 +194,7 @@ def _db(args, out: TextIO, env) -> int:
             paths.require_made()
         writer = url or paths.writer_url()
         print(database.reader_url(writer, env) if args.reader else writer, file=out)
-        return EXIT_OK
+        return ExitStatus.OK
     if url is not None:
         if args.action in ("start", "stop"):
             print(
@@ -203,7 +202,7 @@ def _db(args, out: TextIO, env) -> int:
                 f"nothing to {args.action}; relore uses that server",
                 file=out,
             )
-            return EXIT_OK
+            return ExitStatus.OK
         version = database.server_version(url)
         report = {"mode": "configured", "url": database.describe(url), "state": "reachable"}
         report["server_version"] = version
@@ -239,7 +238,7 @@ def _db(args, out: TextIO, env) -> int:
         print(json.dumps(report), file=out)
     else:
         print("  ".join(f"{k}: {v}" for k, v in report.items()), file=out)
-    return EXIT_OK
+    return ExitStatus.OK
 
 
 UNAUTHENTICATED = (
@@ -256,7 +255,7 @@ def _extract(args, out: TextIO, err: TextIO, env) -> int:
 
     if args.workers < 1 or args.workers > 8:
         print("relored: --workers must be between 1 and 8", file=err)
-        return EXIT_USAGE
+        return ExitStatus.USAGE
     url = database.ensure_database(env)
     options = runner.Options(
         numbers=tuple(args.number),
@@ -298,7 +297,9 @@ def _extract(args, out: TextIO, err: TextIO, env) -> int:
             else ""
         )
         print(f"relored: {report.outcome}: {report.error}{where}", file=err)
-    return {runner.DONE: EXIT_OK, runner.PARTIAL: EXIT_PARTIAL}.get(report.outcome, EXIT_ERROR)
+    return {runner.DONE: ExitStatus.OK, runner.PARTIAL: ExitStatus.PARTIAL}.get(
+        report.outcome, ExitStatus.ERROR
+    )
 
 
 def _check_encoder(env) -> None:
@@ -326,7 +327,7 @@ def _serve(args, env) -> int:
         _check_encoder(env)
     except ValueError as exc:
         print(f"relored: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitStatus.USAGE
     reader = database.serving_reader_url(env)
     run(
         reader,
@@ -336,7 +337,7 @@ def _serve(args, env) -> int:
         trust_network=args.trust_network,
         workers=args.workers,
     )
-    return EXIT_OK
+    return ExitStatus.OK
 
 
 def main(
@@ -349,7 +350,7 @@ def main(
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             args = build_parser().parse_args(argv)
     except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        return exc.code if isinstance(exc.code, int) else ExitStatus.USAGE
     from relore.extract.github_client import GitHubError
     from relore.operate.database import DatabaseError
 
@@ -365,7 +366,7 @@ def main(
 
             url = database.ensure_database(env)
             print(f"migrated {database.describe(url)}", file=out)
-            return EXIT_OK
+            return ExitStatus.OK
         if args.verb == "extract":
             return _extract(args, out, err, env)
         if args.verb == "serve":
@@ -394,11 +395,11 @@ def main(
             return clone.run(args.repo, args.url, env, out, err, as_json=args.json)
     except (DatabaseError, GitHubError, ValueError) as exc:
         print(f"relored: {exc}", file=err)
-        return EXIT_ERROR
+        return ExitStatus.ERROR
     except KeyboardInterrupt:
         print("relored: interrupted", file=err)
-        return 130
-    return EXIT_USAGE
+        return ExitStatus.INTERRUPTED
+    return ExitStatus.USAGE
 
 
 def entry() -> None:

@@ -29,9 +29,10 @@ import psycopg
 
 from relore.extract import github_client
 from relore.operate import database, migrations
+from relore.operate.exits import ExitStatus
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
-EXIT_CODES = {OK: 0, WARN: 1, FAIL: 2}
+EXIT_CODES = {OK: ExitStatus.OK, WARN: ExitStatus.CHECK_WARNED, FAIL: ExitStatus.CHECK_FAILED}
 
 EXTRACT_WARN_HOURS = 24  # no successful extract run in a day: the cron is not running
 EXTRACT_FAIL_HOURS = 24 * 7  # a week: the index is stale enough to mislead
@@ -63,7 +64,7 @@ class Check:
 
 
 def exit_code(checks: Iterable[Check]) -> int:
-    return max((EXIT_CODES[c.level] for c in checks), default=0)
+    return max((EXIT_CODES[c.level] for c in checks), default=ExitStatus.OK)
 
 
 def _age(seconds: float | None) -> str:
