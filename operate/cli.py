@@ -151,8 +151,8 @@ def _check_encoder(env) -> None:
 
 def _serve(args, env) -> int:
     from relore.operate import database
-    from relore.serve.app import run
     from relore.serve.lexical import results
+    from relore.serve.runner import run
 
     try:  # said before listening, not on the first search
         results.entries_from_env(env)

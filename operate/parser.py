@@ -28,7 +28,7 @@ def _date_arg(value: str) -> datetime:
 
 
 def _workers_arg(value: str) -> int:
-    from relore.serve.app import MAX_WORKERS
+    from relore.serve.runner import MAX_WORKERS
 
     try:
         workers = int(value)
