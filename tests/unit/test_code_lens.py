@@ -15,7 +15,7 @@ import pytest
 from fixtures.code_tree import write_tree
 
 from relore.client import cli
-from relore.lens import confine, engine, index, registry
+from relore.lens import confine, engine, index, pool, registry
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -551,7 +551,7 @@ def test_a_cold_scan_on_several_processes_gives_what_one_process_gives(tmp_path,
     body = (
         "from lib import shared\n\n\nclass K{i}:\n    def go(self):\n        return shared({i})\n"
     )
-    files = {f"pkg/m{i:03d}.py": body.format(i=i) for i in range(index.POOL_MIN_FILES + 6)}
+    files = {f"pkg/m{i:03d}.py": body.format(i=i) for i in range(pool.POOL_MIN_FILES + 6)}
     files["lib.py"] = "def shared(x):\n    return x\n"
     root = write_tree(tmp_path / "tree", files)
     before = engine.parses
