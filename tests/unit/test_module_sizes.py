@@ -22,7 +22,6 @@ PENDING = {
     "serve/search.py": IN_FLIGHT,
     "serve/semantic/encoder.py": IN_FLIGHT,
     "serve/lexical/store.py": IN_FLIGHT,
-    "lens/listing.py": LENS_TESTS,
     "lens/cache.py": LENS_TESTS,
 }
 
