@@ -49,7 +49,7 @@ import os
 import textwrap
 import zlib
 
-from relore.lens import cache, registry
+from relore.lens import cache, cache_files, registry
 from relore.lens.doc_blocks import (
     CONSOLE_TAGS,
     MAX_BLOCK_BYTES,
@@ -222,9 +222,11 @@ def tree_documentation(tree, records, env=None) -> Documentation | None:
     kept_at = fingerprint = discovery = paths = None
     if env is not None:
         digest = zlib.crc32(tree.scope.encode("utf-8", "surrogateescape"))
-        kept_at = os.path.join(cache.root_directory(env, tree.root), f"docs-{digest:08x}.marshal")
+        kept_at = os.path.join(
+            cache_files.root_directory(env, tree.root), f"docs-{digest:08x}.marshal"
+        )
         try:
-            kept = marshal.loads(cache.read_bytes(kept_at))
+            kept = marshal.loads(cache_files.read_bytes(kept_at))
         except (OSError, EOFError, ValueError, TypeError):
             kept = None  # none kept, or not ours: read again
         if type(kept) is not tuple or len(kept) != 3:
@@ -244,5 +246,5 @@ def tree_documentation(tree, records, env=None) -> Documentation | None:
         with contextlib.suppress(OSError):
             os.makedirs(os.path.dirname(kept_at), exist_ok=True)
             kept = tuple(getattr(found, field) for field in KEPT)
-            cache.write_atomic(kept_at, marshal.dumps((fingerprint, kept, discovery)))
+            cache_files.write_atomic(kept_at, marshal.dumps((fingerprint, kept, discovery)))
     return found

@@ -9,7 +9,7 @@ import contextlib
 import marshal
 import os
 
-from relore.lens import cache
+from relore.lens import cache_files
 
 FORMAT = 2  # 2: a symbolic link is another file, never a source nor entered
 
@@ -25,7 +25,7 @@ MANIFESTS = frozenset(
 
 
 def path_for(env, root: str) -> str:
-    return os.path.join(cache.root_directory(env, root), "dirs.marshal")
+    return os.path.join(cache_files.root_directory(env, root), "dirs.marshal")
 
 
 def _signature(extensions: dict[str, str]) -> tuple:
@@ -87,7 +87,7 @@ class Listings:
         if self.path is None:
             return
         try:
-            data = marshal.loads(cache.read_bytes(self.path))
+            data = marshal.loads(cache_files.read_bytes(self.path))
         except (OSError, EOFError, ValueError, TypeError):
             return
         if (
@@ -109,7 +109,7 @@ class Listings:
                     os.unlink(path)
                 return
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            cache.write_atomic(path, walked.blob(self.signature, self.root))
+            cache_files.write_atomic(path, walked.blob(self.signature, self.root))
         except (OSError, ValueError):
             pass  # a cache that cannot be written is no error
 
@@ -128,7 +128,7 @@ class Listings:
         }
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            cache.write_atomic(self.path, marshal.dumps(blob))
+            cache_files.write_atomic(self.path, marshal.dumps(blob))
         except (OSError, ValueError):
             pass  # a cache that cannot be written is no error
 
@@ -195,7 +195,7 @@ def _relative(joined: str, count: int) -> bool:
 def _walked_base(env, root: str) -> str | None:
     """The base of the walk kept for ``root``, if any."""
     try:
-        data = marshal.loads(cache.read_bytes(walked_path_for(env, root)))
+        data = marshal.loads(cache_files.read_bytes(walked_path_for(env, root)))
         return data.get("base") if type(data) is dict else None
     except (OSError, EOFError, ValueError, TypeError):
         return None
@@ -205,7 +205,7 @@ def _walked_again(env, root: str, base: str, extensions: dict[str, str]):
     """The kept walk of ``base`` (``Walked``) when no directory's stat changed since:
     ``((paths, languages), other, skipped)``; else None (walk)."""
     try:
-        data = marshal.loads(cache.read_bytes(walked_path_for(env, root)))
+        data = marshal.loads(cache_files.read_bytes(walked_path_for(env, root)))
     except (OSError, EOFError, ValueError, TypeError):
         return None
     try:

@@ -4,7 +4,7 @@ directory's listing between runs (as git's untracked cache does).
 A listing is the directory's entries as the walk reads them: its source files (name and
 language), how many other files (symbolic links among them), whether a project manifest is
 there, and its subdirectories. It is kept in ``dirs.marshal`` beside the root's records
-(``cache.root_directory``), keyed by the directory's ``stat`` (mtime, ctime, inode,
+(``cache_files.root_directory``), keyed by the directory's ``stat`` (mtime, ctime, inode,
 device): adding, removing or renaming an entry changes the directory's mtime, so while the
 key matches, the directory is not listed again. What a file holds is not in its listing:
 the scan still ``stat``s every source file.

@@ -353,17 +353,17 @@ def test_the_lens_writes_nothing_into_the_tree(tmp_path, env):
 
 
 def test_the_default_cache_is_under_xdg_or_home_never_the_tree(tmp_path):
-    from relore.lens import cache
+    from relore.lens import cache_files
 
-    assert cache.directory({"XDG_CACHE_HOME": "/x"}) == "/x/relore/code"
-    assert cache.directory({"HOME": "/h"}) == "/h/.cache/relore/code"
-    assert cache.directory({"RELORE_CODE_CACHE": "/c", "XDG_CACHE_HOME": "/x"}) == "/c"
+    assert cache_files.directory({"XDG_CACHE_HOME": "/x"}) == "/x/relore/code"
+    assert cache_files.directory({"HOME": "/h"}) == "/h/.cache/relore/code"
+    assert cache_files.directory({"RELORE_CODE_CACHE": "/c", "XDG_CACHE_HOME": "/x"}) == "/c"
     # spelled as pathlib spelled it (the cache's place, and the page's files.cache)
-    assert cache.directory({"RELORE_CODE_CACHE": "/c//d/./"}) == "/c/d"
-    assert cache.directory({"XDG_CACHE_HOME": "/x/"}) == "/x/relore/code"
+    assert cache_files.directory({"RELORE_CODE_CACHE": "/c//d/./"}) == "/c/d"
+    assert cache_files.directory({"XDG_CACHE_HOME": "/x/"}) == "/x/relore/code"
     # each root's directory named by its path's SHA-256, whichever module computes it
     digest = hashlib.sha256(b"/r").hexdigest()[:24]
-    assert cache.root_directory({"RELORE_CODE_CACHE": "/c"}, "/r") == f"/c/{digest}"
+    assert cache_files.root_directory({"RELORE_CODE_CACHE": "/c"}, "/r") == f"/c/{digest}"
 
 
 def test_the_walk_skips_vendored_ignored_huge_and_binary_files(tmp_path, env):
