@@ -2,7 +2,7 @@
 
 This module runs a verb: it parses the command line (``definition.py``, whose argument types
 are ``argtypes.py``), asks the daemon or the local code lens, renders the page
-(``render.py``) and returns an exit status (``exits.py``).
+(``contract/render/``) and returns an exit status (``exits.py``).
 """
 
 from __future__ import annotations

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 from datetime import UTC, datetime
 from typing import TextIO
 
-from relore.contract import patterns
-
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
-
-
-def _repo_arg(value: str) -> str:
-    if not patterns.is_repo(value):
-        raise argparse.ArgumentTypeError(f"expected owner/name, got {value!r}")
-    return value
+from relore.operate.exits import ExitStatus
+from relore.operate.parser import _repo_arg
 
 
 def add_parser(verbs) -> None:
@@ -61,14 +53,14 @@ def run(args, out: TextIO, err: TextIO, env) -> int:
 
     if args.workers < 1 or args.workers > 8:
         print("relored: --workers must be between 1 and 8", file=err)
-        return EXIT_USAGE
+        return ExitStatus.USAGE
     url = database.ensure_database(env)
     options = runner.Options(workers=args.workers)
     with database.connect(url, autocommit=True) as conn, GitHubClient(env=env) as client:
         names = list(dict.fromkeys(args.repo)) or schedule.every_repository(conn)
         if not names:
             print("relored cycle: no repository: name one with --repo", file=err)
-            return EXIT_USAGE
+            return ExitStatus.USAGE
         progress = Progress(None if args.quiet else err, client)
         report = schedule.run_cycle(conn, client, names, options, progress, reserve=args.reserve)
         fresh = _fresh_as_of(conn, [t.repo for t in report.turns])
@@ -78,7 +70,9 @@ def run(args, out: TextIO, err: TextIO, env) -> int:
         print(json.dumps(payload, default=str), file=out)
     else:
         print(render(report, fresh, client.clock), file=out)
-    return {runner.DONE: EXIT_OK, runner.PARTIAL: EXIT_PARTIAL}.get(report.outcome, EXIT_ERROR)
+    return {runner.DONE: ExitStatus.OK, runner.PARTIAL: ExitStatus.PARTIAL}.get(
+        report.outcome, ExitStatus.ERROR
+    )
 
 
 def render(report, fresh: dict, clock) -> str:

@@ -1,6 +1,9 @@
 """Numbered schema steps for the ``raw``, ``ops`` and ``semantic`` schemas, each applied once
 and recorded.
 
+Long because: the steps are one ordered history, read top to bottom and never edited once
+released; the runner (``migrate``) is forty lines beside them.
+
 extract/ owns ``raw`` and ``ops``; ``relored embed`` owns ``semantic``; every derived table
 belongs to dbt.
 A step is a function taking a cursor; ``migrate`` applies the ones not yet recorded in

@@ -9,7 +9,7 @@ from starlette.datastructures import QueryParams
 from relore.client.cli import build_parser
 from relore.contract import limits
 from relore.serve import inputs, openapi, search, thread
-from relore.serve.code import lens
+from relore.serve.clone import grep
 from relore.serve.errors import BadRequest
 from relore.serve.rules import routes as rules_routes
 
@@ -93,7 +93,7 @@ def test_the_clone_routes_cap_what_the_contract_says():
     with pytest.raises(SystemExit):
         build_parser().parse_args(["grep", "w" * (most + 1), "--repo", "o/n"])
     with pytest.raises(BadRequest):
-        lens.parse_grep({"pattern": "w" * (most + 1), "repo": "o/n"})
+        grep.parse_grep({"pattern": "w" * (most + 1), "repo": "o/n"})
 
 
 def test_the_openapi_document_states_the_contracts_limits():

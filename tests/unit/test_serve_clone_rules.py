@@ -13,10 +13,10 @@ import pytest
 from relore.contract import places
 from relore.operate import clone as clone_mod
 from relore.serve import inputs
-from relore.serve.code.git import Budget, Git, GitTimeout
-from relore.serve.code.lens import _points_at
-from relore.serve.code.why import history
-from relore.serve.code.why import lines as why_lines
+from relore.serve.clone.copies import _points_at
+from relore.serve.clone.git import Budget, Git, GitTimeout
+from relore.serve.clone.why import history
+from relore.serve.clone.why import lines as why_lines
 from relore.serve.errors import BadRequest
 
 PY = [
@@ -190,7 +190,7 @@ def test_the_pickaxe_budget_refuses_a_fourth_walk(tmp_path):
     budget = Budget(max_pickaxe_walks=3)
     budget.pickaxe_walks = 3
     git = Git(tmp_path, budget)
-    from relore.serve.code.git import BudgetSpent
+    from relore.serve.clone.git import BudgetSpent
 
     with pytest.raises(BudgetSpent):
         asyncio.run(git.run(["log", "-S", "x"], what="git log -S x", walk="pickaxe"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import psycopg
 
-from relore.operate.doctor import OK, WARN, Check
+from relore.operate.doctor.check import OK, WARN, Check
 
 _WHY = {
     "budget": "the token's budget ran out during its {role}; the next cycle resumes at its marks",
