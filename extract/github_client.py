@@ -24,7 +24,6 @@ from __future__ import annotations
 import email.utils
 import os
 import random
-import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,10 +32,13 @@ from urllib.parse import urlsplit
 import httpx
 
 from relore.contract.version import __version__
+from relore.extract.github_urls import (
+    DEFAULT_API_URL,
+    graphql_url_for,
+    origin_of,
+    parse_link_header,
+)
 
-DEFAULT_API_URL = "https://api.github.com"
-DEFAULT_GRAPHQL_URL = "https://api.github.com/graphql"
-_LINK_RE = re.compile(r'<([^>]+)>\s*;\s*rel="([^"]+)"')
 _TRANSIENT_ERRORS = (
     httpx.RemoteProtocolError,  # the server closed the connection mid-response
     httpx.ReadError,
@@ -83,59 +85,6 @@ class ClientStats:
     waits: list[float] = field(default_factory=list)
     rate_remaining: int | None = None
     rate_reset: float | None = None
-
-
-def graphql_url_for(api_url: str) -> str:
-    """GraphQL's address beside a REST base: GitHub's own, GitHub Enterprise's
-    ``https://host/api/v3`` → ``https://host/api/graphql``, else ``{base}/graphql``."""
-    if api_url.rstrip("/") == DEFAULT_API_URL:
-        return DEFAULT_GRAPHQL_URL
-    if api_url.rstrip("/").endswith("/api/v3"):
-        return api_url.rstrip("/")[: -len("/v3")] + "/graphql"
-    return api_url.rstrip("/") + "/graphql"
-
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def _origin(url: str) -> tuple[str, str, int] | None:
-    """(scheme, host, port) of an absolute http(s) URL with no user info, else None."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    if scheme not in _DEFAULT_PORTS or not parts.hostname or "@" in parts.netloc:
-        return None
-    return scheme, parts.hostname.lower(), port or _DEFAULT_PORTS[scheme]
-
-
-def same_origin(a: str, b: str) -> bool:
-    """Whether two absolute http(s) URLs share scheme, host and port."""
-    return _origin(a) is not None and _origin(a) == _origin(b)
-
-
-# A request given up because nothing answered (no listener, no route, no name): the message
-# `request` raises, "gave up after N attempts, last: ConnectError: … (URL)", as a run stores it
-_UNREACHABLE = re.compile(r"gave up after \d+ attempts, last: Connect(?:Error|Timeout)\b")
-_NAMED_ORIGIN = re.compile(r"\((https?://[^/\s()?#]+)")
-
-
-def unreachable_origin(error: str | None) -> str | None:
-    """The origin (``scheme://host:port``) a stored run error could not connect to, else None:
-    asking the same address again cannot help, unlike a 5xx or a dropped connection."""
-    found = _UNREACHABLE.search(error or "")
-    if found is None:
-        return None
-    named = _NAMED_ORIGIN.findall(error[found.end() :])
-    return named[-1] if named else None
-
-
-def parse_link_header(value: str | None) -> dict[str, str]:
-    if not value:
-        return {}
-    return {rel: url for url, rel in _LINK_RE.findall(value)}
 
 
 class GitHubClient:
@@ -208,7 +157,7 @@ class GitHubClient:
         parts = urlsplit(url)
         if not parts.scheme and not parts.netloc and not url.startswith("/"):
             return url
-        if _origin(url) is None or _origin(url) != _origin(self.api_url):
+        if origin_of(url) is None or origin_of(url) != origin_of(self.api_url):
             return None
         prefix = urlsplit(self.api_url).path.rstrip("/") + "/"
         if not parts.path.startswith(prefix) or parts.fragment:
@@ -218,10 +167,10 @@ class GitHubClient:
 
     def _may_request(self, url: str) -> bool:
         """The configured REST or GraphQL API's origin: the only ones the token goes to."""
-        origin = _origin(url)
+        origin = origin_of(url)
         return origin is not None and origin in (
-            _origin(self.api_url),
-            _origin(self.graphql_url),
+            origin_of(self.api_url),
+            origin_of(self.graphql_url),
         )
 
     def _rate_limit_wait(self, response: httpx.Response, attempt: int = 1) -> float | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import psycopg
 
-from relore.extract import github_client
+from relore.extract import github_urls
 from relore.operate.doctor.check import FAIL, OK, WARN, Check, _age, _short
 
 EXTRACT_WARN_HOURS = 24  # no successful extract run in a day: the cron is not running
@@ -18,18 +18,18 @@ def _unreachable_action(error: str | None, env) -> str | None:
     """What to check when a run failed because nothing answered at the GitHub API it asked
     (the second `make demo` once asked the previous run's fake GitHub): never "wait for the
     next run", which asks the same address."""
-    asked = github_client.unreachable_origin(error)
+    asked = github_urls.unreachable_origin(error)
     if asked is None:
         return None
     configured = env.get("RELORE_GITHUB_API_URL") or ""
-    if github_client.same_origin(asked, configured or github_client.DEFAULT_API_URL):
+    if github_urls.same_origin(asked, configured or github_urls.DEFAULT_API_URL):
         return (
             f"nothing answered at {asked}, the API RELORE_GITHUB_API_URL names: check it is up "
             "and reachable from where the extract runs (a demo's fake GitHub takes a new port "
             "each run), or set RELORE_GITHUB_API_URL to where it answers; the next run asks "
             "the same address"
         )
-    here = configured or f"unset ({github_client.DEFAULT_API_URL})"
+    here = configured or f"unset ({github_urls.DEFAULT_API_URL})"
     return (
         f"the run could not connect to {asked}, but RELORE_GITHUB_API_URL here is {here}: run "
         "the extract with RELORE_GITHUB_API_URL set to where the API answers (a demo's fake "
