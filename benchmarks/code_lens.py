@@ -174,7 +174,7 @@ PHASES = r"""
 import io, json, os, sys, time
 started = time.perf_counter()
 from relore.client import cli
-from relore.lens import cache, index, listing
+from relore.lens import cache, index, listing, tree_scan
 seconds = {"imports": time.perf_counter() - started}
 
 def timed(owner, attribute, phase):
@@ -190,11 +190,11 @@ def timed(owner, attribute, phase):
     setattr(owner, attribute, wrapper)
 
 for owner, attribute, phase in (
-    (cli, "build_parser", "parser"), (index, "walk", "walk"),
+    (cli, "build_parser", "parser"), (tree_scan, "walk", "walk"),
     (listing, "_asking_ignored", "git check-ignore started"), (listing.Listings, "load", "listings load"),
     (listing, "_walked_again", "kept walk"),
     (cache.Store, "load", "index load"), (cache.Store, "holders", "name postings"),
-    (index, "_from_cache", "stat + records"), (index, "scan", "scan"), (index, "refs", "refs"),
+    (tree_scan, "_from_cache", "stat + records"), (index, "scan", "scan"), (index, "refs", "refs"),
     (cli, "_lens_page", "envelope"), (json, "dumps", "json"),
 ):
     timed(owner, attribute, phase)

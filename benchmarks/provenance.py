@@ -1,7 +1,7 @@
 """Where a figure came from: the commit, whether the tree held other work, the machine's load.
 
 Every benchmark prints this beside its figures (``line()`` for text reports, ``facts()`` as
-the ``measured_at`` key of JSON ones), so a figure copied into benchmarks/README.md carries
+the ``measured_at`` key of JSON ones), so a figure copied into benchmarks/results/ carries
 the commit it was measured at, and a run over uncommitted code says so.
 
     python benchmarks/provenance.py        # what the next run would say

@@ -12,7 +12,8 @@
 (b) Runs relore_redact over ../shared/corpus/threads.jsonl (real Hugging Face threads:
     titles, turn bodies, diff hunks, review paths) and writes EVERY change, with its document
     and a before/after excerpt, to the report; the count of changed documents is the
-    false-positive ceiling (each change is then reviewed by eye, see benchmarks/README.md).
+    false-positive ceiling (each change is then reviewed by eye, see
+    benchmarks/results/redaction.md).
 (c) Times relore_has_secret (what the every-mart scan runs) over the corpus's texts, in
     one backend: wall time, and the backend's CPU time where /proc shows it.
 

@@ -79,9 +79,9 @@ from relore.contract.version import __version__
 from relore.operate import cli as relored
 from relore.operate import database
 from relore.serve.app import Settings, create_app
-from relore.serve.code.git import Budget
-from relore.serve.code.why.history import MAX_PICKAXE_WALKS
-from relore.serve.code.why.lines import candidates
+from relore.serve.clone.git import Budget
+from relore.serve.clone.why.history import MAX_PICKAXE_WALKS
+from relore.serve.clone.why.lines import candidates
 
 ROOT = Path(__file__).resolve().parent.parent
 REPO, REPO_ID = "bench/engine", 31337

@@ -1,6 +1,7 @@
 """``relore``'s argument types: each turns one command-line string into a value or refuses it
-(``argparse.ArgumentTypeError``, exit 2) before any request is made. The numbers are the
-daemon's own (``relore.contract.limits``). Stdlib only.
+(``argparse.ArgumentTypeError``, exit 2) before any request is made. One per kind of
+parameter (``KINDS``: what ``definition.py`` gives argparse for a declared ``Param``); the
+numbers are the declaration's, the daemon's own (``relore.contract.limits``). Stdlib only.
 """
 
 from __future__ import annotations
@@ -30,34 +31,29 @@ def _text(what: str, most: int, hint: str = ""):
             raise argparse.ArgumentTypeError(f"the {what} contains a NUL character")
         return value
 
-    parse.max_chars = most  # relore mcp states it in each tool's input schema
     return parse
 
 
-_plain_query = _text(
-    "query",
-    limits.MAX_QUERY_CHARS,
-    f" (a pasted traceback: {limits.MAX_PASTE_CHARS}): paste the error line, not the whole log",
-)
-_pasted = _text("pasted traceback", limits.MAX_PASTE_CHARS, ": paste its last frames")
+def _query(most: int, pasted: int):
+    """Search text: at most ``most``, or ``pasted`` for a pasted traceback
+    (``contract.patterns.is_pasted_traceback``), which the daemon cuts to its error line and
+    deepest frames and says so."""
+    plain = _text(
+        "query",
+        most,
+        f" (a pasted traceback: {pasted}): paste the error line, not the whole log",
+    )
+    long = _text("pasted traceback", pasted, ": paste its last frames")
+
+    def parse(value: str) -> str:
+        if len(value) > most and patterns.is_pasted_traceback(value):
+            return long(value)
+        return plain(value)
+
+    return parse
 
 
-def query(value: str) -> str:
-    """Search text: at most ``MAX_QUERY_CHARS``, or ``MAX_PASTE_CHARS`` for a pasted
-    traceback (``contract.patterns.is_pasted_traceback``), which the daemon cuts to its
-    error line and deepest frames and says so."""
-    if len(value) > limits.MAX_QUERY_CHARS and patterns.is_pasted_traceback(value):
-        return _pasted(value)
-    return _plain_query(value)
-
-
-query.max_chars = limits.MAX_PASTE_CHARS  # relore mcp states it in the tool's input schema
-description = _text(
-    "description", limits.MAX_QUERY_CHARS, ": one or two sentences about the change"
-)
-pattern = _text("pattern", limits.MAX_PATTERN_CHARS)
-focus = _text("focus", limits.MAX_FOCUS_CHARS)
-task = _text("task", limits.MAX_TASK_CHARS, ": one sentence about the change")
+query = _query(limits.MAX_QUERY_CHARS, limits.MAX_PASTE_CHARS)  # search's; stdin's too
 
 
 def thread_ref(value: str) -> tuple[str | None, int, str | None]:
@@ -81,25 +77,17 @@ def whole(low: int, high: int | None, what: str):
             raise argparse.ArgumentTypeError(what)
         return n
 
-    parse.bounds = (low, high)  # relore mcp states them in each tool's input schema
     return parse
 
 
-limit = whole(1, limits.MAX_HITS, f"at most {limits.MAX_HITS} hits per page, at least 1")
-precedent_limit = whole(
-    1, limits.MAX_PRECEDENT, f"at most {limits.MAX_PRECEDENT} pull requests, at least 1"
-)
-comments = whole(
-    1, limits.THREAD_PAGE, f"at most {limits.THREAD_PAGE} comments per page, at least 1"
-)
-offset = whole(0, None, "expected 0 or more")
-
-
-def rows(cap: int):
-    return whole(1, cap, f"at most {cap} rows per page, at least 1")
-
-
-max_tokens = whole(limits.MIN_MAX_TOKENS, None, f"at least {limits.MIN_MAX_TOKENS}")
+def _whole(param):
+    """A declared number: its bounds, and the refusal said in its ``unit``."""
+    low, high = param.low, param.high
+    if high is not None:
+        what = f"at most {high} {param.unit or 'rows per page'}, at least {low}"
+    else:
+        what = "expected 0 or more" if low == 0 else f"at least {low}"
+    return whole(low, high, what)
 
 
 def session(value: str) -> str:
@@ -137,4 +125,32 @@ def dotted_name(value: str) -> str:
     return value
 
 
-clone_rows = whole(1, limits.CLONE_ROWS, f"at most {limits.CLONE_ROWS} rows per page, at least 1")
+# kind -> what argparse is given as the type of a declared parameter of that kind (None: the
+# string as given; a choice is argparse's `choices`, a flag `store_true`, a list `append`)
+KINDS = {
+    "string": None,
+    "text": lambda p: _text(p.what or p.name, p.most, p.hint),
+    "query": lambda p: _query(p.most, p.pasted),
+    "pattern": lambda p: _text(p.what or p.name, p.most, p.hint),
+    "repo": lambda p: repo,
+    "date": None,
+    "path": None,
+    "identifier": lambda p: identifier,
+    "dotted": lambda p: dotted_name,
+    "session": lambda p: session,
+    "thread_ref": lambda p: thread_ref,
+    "path_line": lambda p: path_line,
+    "int": _whole,
+    "limit": _whole,
+    "choice": None,
+    "flag": None,
+    "many": None,
+    "files": None,
+    "rule_ids": None,
+}
+
+
+def for_param(param):
+    """The argparse type of a declared parameter, or None."""
+    make = KINDS[param.kind]
+    return make(param) if make is not None else None

@@ -2,7 +2,7 @@
 
 This module runs a verb: it parses the command line (``definition.py``, whose argument types
 are ``argtypes.py``), asks the daemon or the local code lens, renders the page
-(``render.py``) and returns an exit status (``exits.py``).
+(``contract/render/``) and returns an exit status (``exits.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 
 from relore.client.definition import build_parser, verb_of
 from relore.client.exits import EXIT_STATUSES, ExitStatus, Refused
-from relore.contract import envelope, limits, render, wire
+from relore.contract import envelope, render, verbs, wire
 
 TYPE_CHECKING = False  # typing is not imported to run a verb: a cached answer's start counts
 if TYPE_CHECKING:
@@ -23,6 +23,8 @@ __all__ = ["EXIT_STATUSES", "ExitStatus", "Refused", "build_parser", "entry", "m
 
 
 def _thread_params(args) -> dict:
+    """thread/inflight: REF sent as ``repo`` and ``number`` (``--repo`` when REF is a bare
+    number); thread's view flags as ``mode``, a URL's ``#issuecomment-N`` as ``comment``."""
     from relore.client import transport
 
     repo, number, anchored = args.ref
@@ -39,46 +41,46 @@ def _thread_params(args) -> dict:
             )
         if anchored and not (args.outline or args.full or args.files or args.after):
             args.comment = anchored  # a URL's #issuecomment-N opens that comment
-        mode = (
+        params["mode"] = (
             "outline" if args.outline else "full" if args.full else "files" if args.files
             else "comment" if args.comment else "page"
         )  # fmt: skip
-        params.update(
-            mode=mode, after=args.after, focus=args.focus, comment=args.comment, limit=args.limit
-        )
     return params
 
 
-# verb -> (route, query, renderer): the daemon's answers from its working clone
-_CLONE_VERBS = {
-    "why": lambda a: (
-        "why",
-        {"repo": a.repo, "path": a.target[0], "line": a.target[1]},
-        render.why_page,
-    ),
-    "symbol": lambda a: (
-        "code/symbol",
-        {"repo": a.repo, "name": a.name, "path": a.path, "limit": a.limit},
-        render.symbol_page,
-    ),
-    "grep": lambda a: (
-        "code/grep",
-        {
-            "repo": a.repo,
-            "pattern": a.pattern,
-            "fixed": 1 if a.fixed else None,
-            "ignore_case": 1 if a.ignore_case else None,
-            "path": a.path,
-            "limit": a.limit,
-        },
-        render.grep_page,
-    ),
-    "copies": lambda a: (
-        "code/copies",
-        {"repo": a.repo, "name": a.name, "limit": a.limit},
-        render.copies_page,
-    ),
-}
+def _composite(args, env) -> dict:
+    """What a verb sends that its command line spells another way: thread/inflight's REF,
+    why's PATH:LINE, rules' session and its token."""
+    if args.verb in ("thread", "inflight"):
+        return _thread_params(args)
+    if args.verb == "why":
+        return {"path": args.target[0], "line": args.target[1]}
+    if args.verb == "rules":
+        from relore.client import rules
+
+        return rules.session_params(args, env)
+    return {}
+
+
+def request(args: argparse.Namespace, env) -> tuple[str, dict]:
+    """The route a daemon verb's parsed command line asks and the query it sends: every
+    parameter declared on both the command line and HTTP (``contract/verbs``), as parsed
+    (a repeated one refused past its count before anything is sent), then what the command
+    line spells another way."""
+    verb = verbs.VERBS[args.verb]
+    composite = _composite(args, env)  # first: a thread URL's comment anchor sets --comment
+    params = {}
+    for param in verb.sent():
+        value = getattr(args, param.dest)
+        if param.kind == "flag":
+            value = 1 if value else None
+        elif param.kind == "many" and param.values is not None and len(value) > param.values:
+            raise Refused(
+                ExitStatus.USAGE,
+                f"relore {verb.name}: at most {param.values} {param.flags[-1]} values",
+            )
+        params[param.name] = value
+    return verb.route, {**params, **composite}
 
 
 def _code_verb(
@@ -138,7 +140,7 @@ def run(
     a verb through here: one request builder, one renderer, one mapping of failures.
     ``workers`` caps the code lens's processes (``relore mcp`` is threaded: it never forks);
     ``within`` is the only tree the code lens may read (``relore mcp``'s working tree)."""
-    if args.verb in ("map", "defs", "refs"):
+    if verbs.VERBS[args.verb].source == "tree":
         return _code_verb(args, env, workers, within)
     return _daemon_verb(args, env)
 
@@ -248,50 +250,14 @@ def _daemon_verb(args: argparse.Namespace, env) -> tuple[dict, str]:
     api = env.get("RELORE_API") or wire.DEFAULT_API
     token = env.get("RELORE_API_TOKEN") or None
     try:
-        if args.verb == "search":
-            params = {
-                "q": args.q,
-                "repo": args.repo,
-                "limit": args.limit,
-                "trust": args.trust,
-                "state": args.state,
-                "author": args.author,
-                "file": args.file,
-                "error": args.error,
-                "test": args.test,
-                "symbol": args.symbol,
-                "kind": args.kind,
-                "since": args.since,
-            }
-            page = transport.get(api, "search", params, token=token)
-            renderer = render.search_page
-        elif args.verb == "precedent":
-            if len(args.file) > limits.MAX_SIGNAL_VALUES:
-                raise Refused(
-                    ExitStatus.USAGE,
-                    f"relore precedent: at most {limits.MAX_SIGNAL_VALUES} --file values",
-                )
-            params = {"q": args.q, "repo": args.repo, "file": args.file, "limit": args.limit}
-            page = transport.get(api, "precedent", params, token=token)
-            renderer = render.precedent_page
-        elif args.verb in ("thread", "inflight"):
-            page = transport.get(api, args.verb, _thread_params(args), token=token)
-            renderer = render.thread_page if args.verb == "thread" else render.inflight_page
-        elif args.verb in _CLONE_VERBS:
-            route, params, renderer = _CLONE_VERBS[args.verb](args)
-            page = transport.get(api, route, params, token=token)
-        elif args.verb == "rules":
-            from relore.client import rules as rules_mod
+        route, params = request(args, env)
+        page = transport.get(api, route, params, token=token)
+        if args.verb == "rules":
+            from relore.client import rules
 
-            sent = rules_mod.params(args, env)
-            page = transport.get(api, "rules", sent, token=token)
-            warning = rules_mod.remember(env, sent, page)
+            warning = rules.remember(env, params, page)
             if warning:  # stderr: under `relore mcp` stdout is the protocol's
                 print(f"relore: {warning}", file=sys.stderr)
-            renderer = render.rules_page
-        else:
-            page = transport.get(api, "status", {"repo": args.repo}, token=token)
-            renderer = render.status_page
     except transport.BadApi as exc:
         raise Refused(ExitStatus.USAGE, f"relore: {exc}") from None
     except transport.DaemonDown as exc:  # NotRelore too: something else answered there
@@ -310,6 +276,7 @@ def _daemon_verb(args: argparse.Namespace, env) -> tuple[dict, str]:
             404: ExitStatus.NOT_INDEXED,
         }.get(exc.status, ExitStatus.ERROR)
         raise Refused(status, f"relore: {exc}") from None
+    renderer = getattr(render, f"{args.verb}_page")  # each daemon verb's page: render.<verb>_page
     return page, render.enveloped(page, renderer(page), compact=args.compact)
 
 

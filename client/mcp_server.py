@@ -1,9 +1,10 @@
 """``relore mcp``: relore's verbs as Model Context Protocol tools, over stdio.
 
-Each tool is a verb of ``definition.py``: its input schema is read off the verb's parser
-(names, types, bounds, choices and help), its arguments become the verb's command line and
-are parsed there, and it runs through ``cli.run`` — the CLI's one request builder, renderer
-and mapping of failures. So a tool answers with the text ``relore`` prints (envelope, ``>``
+Each tool is a verb with a ``purpose`` in its declaration (``contract/verbs``): its input
+schema is made from the declaration (names, kinds, limits, choices and help), its arguments
+become the verb's command line and are parsed by the parser made from the same declaration,
+and it runs through ``cli.run`` — the CLI's one request builder, renderer and mapping of
+failures. So a tool answers with the text ``relore`` prints (envelope, ``>``
 quoting, caps, ``returned``/``total``, notices), with the page alongside as structured
 content, and a failure is a tool error carrying the line ``relore`` prints and its exit
 status. ``rules`` runs under one session per MCP session, so a rule is never repeated
@@ -21,61 +22,13 @@ import argparse
 import contextlib
 import functools
 import os
-import re
 import secrets
 
 from relore.client import cli
 from relore.client.definition import build_parser
 from relore.client.exits import EXIT_STATUSES, ExitStatus, Refused
-from relore.contract import envelope
+from relore.contract import envelope, verbs
 from relore.contract.version import __version__
-
-# What each tool is for and when an agent should call it; the parameters' help is the CLI's.
-PURPOSE = {
-    "search": "Ranked search over the repository's issues, pull requests, comments and "
-    "review comments. Call it before changing code whose history may matter: paste an "
-    "error line or a traceback, or name a file, test or symbol, to find earlier reports, "
-    "fixes and the reasons given for them. At most 10 hits, each a snippet; read one with "
-    "`thread`.",
-    "precedent": "The earlier pull requests that made the same kind of change you are "
-    "about to make: describe the change in a sentence or two (and name the files with "
-    "`file`) before writing code. Merged ones first, at most 5, each saying why it matched "
-    "and showing the files it changed and 1-3 review comments that shaped it; read one "
-    "whole with `thread`.",
-    "thread": "One issue or pull request in capped views. Call it to read a search hit: a "
-    "page is the opening post and at most 10 comments (the ends and the middle); `after` "
-    "reads on in order, `outline` lists every comment on a line, `comment` reads one whole, "
-    "`full` the opening post whole, `files` the changed paths, `focus` orders by words.",
-    "inflight": "Pull requests that claim to close an issue: open, merged, then abandoned. "
-    "Call it before starting on an issue, to see who is already on it or has tried.",
-    "status": "What the daemon has indexed: each repository's threads and documents and "
-    "how fresh each extract pass is. Call it when unsure which repositories are indexed or "
-    "whether a missing answer means old data.",
-    "rules": "The project's rules for the files you are about to change, chosen for your "
-    "task. Call it before editing, with the paths and a one-sentence task. A rule sent once "
-    "is not sent again in this MCP session (its title is listed instead); `refresh` sends "
-    "them again after your context was reset.",
-    "why": "Why a line is as it is: blames PATH:LINE in the daemon's clone at HEAD and "
-    "returns the pull request that carried it, the review comments near the line, and the "
-    "line's revision and origin chains. Call it before changing or deleting a line whose "
-    "purpose is unclear.",
-    "symbol": "Where a name is defined in the daemon's clone of the repository at HEAD. For "
-    "the indexed repository's code; for your own working tree use `defs`.",
-    "grep": "git grep over the daemon's clone of the repository at HEAD, capped, every "
-    "match counted. For the indexed repository's code; your own tree is your shell's.",
-    "copies": "The `# Copied from` markers that point at a name (HuggingFace style). Call it "
-    "before changing a class or function others copy, so the copies change with it.",
-    "map": "The definitions the other files of your working tree use most, ranked "
-    "(offline, tree-sitter; paths are relative to where the MCP server was started, and "
-    "nothing outside that tree is read). Call "
-    "it first in an unfamiliar tree.",
-    "defs": "Where a name is defined in your working tree (offline, tree-sitter).",
-    "refs": "Every occurrence of a name in your working tree, each saying what it is "
-    "(definition, call, attribute, name). Call it before renaming or changing a signature.",
-}
-# the parser's arguments a tool does not take: the output is both forms at once, the MCP
-# session is the rules session, `--path` is defs/refs' old spelling of PATH
-NOT_TOOL_ARGUMENTS = {"help", "json", "session", "path_option"}
 
 INSTRUCTIONS = (
     "relore answers from a repository's issue and pull-request history (and the daemon's "
@@ -100,67 +53,28 @@ class _Refusing(argparse.ArgumentParser):
         raise Refused(ExitStatus.USAGE, message or f"{self.prog}: nothing to run")
 
 
-def _verbs(parser: argparse.ArgumentParser) -> tuple[dict, dict]:
-    """The verb parsers and their one-line help, by verb."""
-    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    helps = {choice.dest: choice.help for choice in action._choices_actions}
-    return action.choices, helps
-
-
-def _words(text: str | None) -> str:
-    """CLI help, said of a tool: ``--max-tokens`` is the argument ``max_tokens``."""
-    return re.sub(r"--([a-z][a-z-]+)", lambda m: m.group(1).replace("-", "_"), text or "")
-
-
-def _property(action: argparse.Action) -> dict:
-    if action.nargs == 0:  # store_true
-        prop: dict = {"type": "boolean"}
-    elif action.nargs == "+" or isinstance(action, argparse._AppendAction):
-        prop = {"type": "array", "items": {"type": "string"}}
-        if action.nargs == "+":
-            prop["minItems"] = 1
-    elif hasattr(action.type, "bounds"):
-        low, high = action.type.bounds
-        prop = {"type": "integer", "minimum": low}
-        if high is not None:
-            prop["maximum"] = high
-    else:
-        prop = {"type": "string"}
-        if action.choices:
-            prop["enum"] = list(action.choices)
-        if hasattr(action.type, "max_chars"):
-            prop["maxLength"] = action.type.max_chars
-    if action.help:
-        prop["description"] = _words(action.help)
-    if action.default not in (None, False, [], "", argparse.SUPPRESS):
-        prop["default"] = action.default
-    return prop
-
-
-def _arguments(verb_parser: argparse.ArgumentParser) -> list[argparse.Action]:
-    return [a for a in verb_parser._actions if a.dest not in NOT_TOOL_ARGUMENTS]
-
-
-# an argument's old name over MCP -> its name: still accepted, and stated in the schema
-OLD_NAMES = {"text": "q"}  # search's query was `text` here and `q` over HTTP
-
-
-def input_schema(verb_parser: argparse.ArgumentParser) -> dict:
-    """A verb's arguments as a JSON Schema object, read off its parser."""
-    actions = _arguments(verb_parser)
-    required = [
-        a.dest for a in actions if a.required or (not a.option_strings and a.nargs in (None, "+"))
-    ]
-    properties = {a.dest: _property(a) for a in actions}
-    for old, name in OLD_NAMES.items():
-        if name in properties:
-            said = f"the same as {name} (its old name)"
-            properties[old] = {**properties[name], "description": said}
+def input_schema(verb) -> dict:
+    """A verb's tool arguments as a JSON Schema object, from its declaration: each
+    parameter's kind, limits, help and default; an old name of one is stated beside it."""
+    params = verb.on("mcp")
+    properties = {}
+    for param in params:
+        prop = verbs.json_schema(param)
+        if param.help:
+            prop["description"] = verbs.said(param.help)
+        if param.default not in (None, False, [], ""):
+            prop["default"] = param.default
+        properties[param.dest] = prop
+    for param in params:
+        for old in param.aliases:
+            said = f"the same as {param.dest} (its old name)"
+            properties[old] = {**properties[param.dest], "description": said}
     schema = {
         "type": "object",
         "properties": properties,
         "additionalProperties": False,
     }
+    required = [p.dest for p in params if p.required_on("cli")]
     if required:
         schema["required"] = required
     return schema
@@ -187,33 +101,35 @@ def _check(verb: str, name: str, prop: dict, value) -> list[str]:
     return [str(value)]
 
 
-def argv(verb: str, verb_parser: argparse.ArgumentParser, arguments: dict) -> list[str]:
+def argv(verb: str, arguments: dict) -> list[str]:
     """A tool call's arguments as the verb's command line. Options are written ``--o=v``
     and positionals after ``--``, so a value starting with ``-`` stays a value."""
-    actions = {a.dest: a for a in _arguments(verb_parser)}
-    schema = input_schema(verb_parser)["properties"]
+    declared = verbs.VERBS[verb]
+    params = {p.dest: p for p in declared.on("mcp")}
+    schema = input_schema(declared)["properties"]
     arguments = dict(arguments)
-    for old, name in OLD_NAMES.items():
-        if old in arguments and name in actions and old not in actions:
+    for name, param in params.items():
+        for old in param.aliases:
+            if old not in arguments:
+                continue
             if arguments.get(name) is not None and arguments[name] != arguments[old]:
                 raise _bad(verb, f"{old} is the old name of {name}: give one of them")
             value = arguments.pop(old)
-            arguments.setdefault(name, value)
-            if arguments[name] is None:
+            if arguments.get(name) is None:
                 arguments[name] = value
-    unknown = sorted(set(arguments) - set(actions))
+    unknown = sorted(set(arguments) - set(params))
     if unknown:
-        raise _bad(verb, f"no argument {', '.join(unknown)}; it takes {', '.join(actions)}")
+        raise _bad(verb, f"no argument {', '.join(unknown)}; it takes {', '.join(params)}")
     options, positionals = [], []
     for name, value in arguments.items():
         if value is None:
             continue
-        action, words = actions[name], _check(verb, name, schema[name], value)
-        if not action.option_strings:
+        param, words = params[name], _check(verb, name, schema[name], value)
+        if param.positional:
             positionals.extend(words)
             continue
-        flag = max(action.option_strings, key=len)
-        if action.nargs == 0:
+        flag = max(param.flags, key=len)
+        if param.kind == "flag":
             options.extend([flag] if value else [])
         else:
             options.extend(f"{flag}={word}" for word in words)
@@ -246,25 +162,24 @@ class Tools:
         # was started (the SDK's MCP roots are deprecated, SEP-2577: not asked for)
         self.root = os.path.abspath(root or os.getcwd())
         self.parser = build_parser(_Refusing)
-        self.verb_parsers, self.helps = _verbs(self.parser)
-        self.verbs = [v for v in self.verb_parsers if v in PURPOSE]
+        self.verbs = [name for name, verb in verbs.VERBS.items() if verb.purpose]
 
     def definitions(self) -> list[dict]:
         return [
             {
-                "name": verb,
-                "title": _words(self.helps[verb]),
-                "description": PURPOSE[verb],
-                "input_schema": input_schema(self.verb_parsers[verb]),
+                "name": name,
+                "title": verbs.said(verbs.VERBS[name].help),
+                "description": verbs.VERBS[name].purpose,
+                "input_schema": input_schema(verbs.VERBS[name]),
             }
-            for verb in self.verbs
+            for name in self.verbs
         ]
 
     def call(self, verb: str, arguments: dict | None, session: str) -> tuple[dict, str]:
         """The page and its text, or ``Refused``. Blocking (urllib, the code lens)."""
-        if verb not in PURPOSE:
+        if verb not in self.verbs:
             raise Refused(ExitStatus.USAGE, f"relore: no tool {verb!r}: {', '.join(self.verbs)}")
-        words = argv(verb, self.verb_parsers[verb], arguments or {})
+        words = argv(verb, arguments or {})
         if verb == "rules":
             words.insert(1, f"--session={session}")
         args = self.parser.parse_args(words)

@@ -100,18 +100,11 @@ def _remove_stale(directory: Path, keep: Path) -> None:
             continue
 
 
-def params(args, env: Mapping[str, str]) -> dict:
+def session_params(args, env: Mapping[str, str]) -> dict:
+    """The session a rules request runs in and the token its last reply carried (the rest
+    of the request is the command line's, as declared: ``client/cli.request``)."""
     session = args.session or default_session(env)
-    return {
-        "repo": args.repo,
-        "file": list(args.files),
-        "task": args.task,
-        "include": list(args.include),
-        "max_tokens": args.max_tokens,
-        "refresh": "1" if args.refresh else None,
-        "session": session,
-        "session_token": stored_token(env, session, args.repo),
-    }
+    return {"session": session, "session_token": stored_token(env, session, args.repo)}
 
 
 def remember(env: Mapping[str, str], sent: dict, page: dict) -> str | None:

@@ -30,6 +30,8 @@ MAX_FOCUS_CHARS = 500
 # --- rules ------------------------------------------------------------------------------------
 MAX_TASK_CHARS = 500  # --task: one sentence about the change
 MIN_MAX_TOKENS = 100  # --max-tokens
+MAX_RULES_FILES = 50  # FILE... of one rules request
+MAX_INCLUDE = 25  # --include values of one rules request
 # the signed session state a rules reply carries and the caller sends back (base64url);
 # about 600 rule ids: past it the daemon forgets the oldest, and says so
 MAX_SESSION_TOKEN_CHARS = 4096
@@ -37,3 +39,11 @@ MAX_SESSION_TOKEN_CHARS = 4096
 # --- answers from the working clone --------------------------------------------------------
 MAX_PATTERN_CHARS = 500  # grep's pattern
 CLONE_ROWS = 50  # rows on one grep or copies page; --limit may ask for fewer
+MAX_PATH_CHARS = 1000  # a path relative to the clone's root (why, symbol --path, grep --path)
+MAX_LINE = 10_000_000  # why's line
+
+# --- the code lens (map/defs/refs over a tree; symbol over the clone) ------------------------
+# rows per page: a caller may ask for fewer (--limit) and page on (--offset), never for more
+DEFS_CAP = 50
+REFS_CAP = 50
+MAP_CAP = 40

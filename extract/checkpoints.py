@@ -9,6 +9,8 @@ from datetime import datetime
 
 import psycopg
 
+from relore.extract import budget
+
 
 def high_water(conn: psycopg.Connection, repo_id: int, pass_name: str) -> datetime | None:
     row = conn.execute(
@@ -75,7 +77,8 @@ def recorded_run(
     counts: Callable[[], tuple[int, int]],
 ) -> Iterator[None]:
     """A pass's run in ``ops.pass_runs``: started on entry, finished however the block ends
-    (``ok``, or ``failed`` with the error), with the requests it made and the rows
+    (``ok``; ``budget`` when the token's budget stopped it, its mark where the next cycle
+    resumes; else ``failed`` with the error), with the requests it made and the rows
     ``counts()`` says it saw and wrote by then."""
     run_id = start_run(conn, repo_id, pass_name)
     requests_before = stats.requests
@@ -85,6 +88,7 @@ def recorded_run(
         status = "ok"
     except Exception as exc:
         error = str(exc)[:2000]
+        status = "budget" if budget.spent_in(exc) else "failed"
         raise
     finally:
         seen, written = counts()

@@ -13,8 +13,10 @@ Two rules carried over from measuring the real API:
   (:meth:`GitHubClient.relative_url`), so a moved API (GitHub Enterprise, another port)
   reads it against the new address.
 * A 5xx and a connection dropped mid-body are both retried; a rate limit waits (primary:
-  until ``x-ratelimit-reset``; secondary: ``retry-after``); any other 4xx is an answer about
-  a request we built wrong, and asking again cannot fix it.
+  until ``x-ratelimit-reset``; secondary: ``retry-after``, or without it a minute, doubling);
+  any other 4xx is an answer about a request we built wrong, and asking again cannot fix it.
+* Given a cycle's ``budget`` (``extract/budget.py``), every request asks it first and every
+  answer tells it what is left: a cycle stops spending before GitHub refuses.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from __future__ import annotations
 import email.utils
 import os
 import random
-import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,10 +32,13 @@ from urllib.parse import urlsplit
 import httpx
 
 from relore.contract.version import __version__
+from relore.extract.github_urls import (
+    DEFAULT_API_URL,
+    graphql_url_for,
+    origin_of,
+    parse_link_header,
+)
 
-DEFAULT_API_URL = "https://api.github.com"
-DEFAULT_GRAPHQL_URL = "https://api.github.com/graphql"
-_LINK_RE = re.compile(r'<([^>]+)>\s*;\s*rel="([^"]+)"')
 _TRANSIENT_ERRORS = (
     httpx.RemoteProtocolError,  # the server closed the connection mid-response
     httpx.ReadError,
@@ -83,59 +87,6 @@ class ClientStats:
     rate_reset: float | None = None
 
 
-def graphql_url_for(api_url: str) -> str:
-    """GraphQL's address beside a REST base: GitHub's own, GitHub Enterprise's
-    ``https://host/api/v3`` → ``https://host/api/graphql``, else ``{base}/graphql``."""
-    if api_url.rstrip("/") == DEFAULT_API_URL:
-        return DEFAULT_GRAPHQL_URL
-    if api_url.rstrip("/").endswith("/api/v3"):
-        return api_url.rstrip("/")[: -len("/v3")] + "/graphql"
-    return api_url.rstrip("/") + "/graphql"
-
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def _origin(url: str) -> tuple[str, str, int] | None:
-    """(scheme, host, port) of an absolute http(s) URL with no user info, else None."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    if scheme not in _DEFAULT_PORTS or not parts.hostname or "@" in parts.netloc:
-        return None
-    return scheme, parts.hostname.lower(), port or _DEFAULT_PORTS[scheme]
-
-
-def same_origin(a: str, b: str) -> bool:
-    """Whether two absolute http(s) URLs share scheme, host and port."""
-    return _origin(a) is not None and _origin(a) == _origin(b)
-
-
-# A request given up because nothing answered (no listener, no route, no name): the message
-# `request` raises, "gave up after N attempts, last: ConnectError: … (URL)", as a run stores it
-_UNREACHABLE = re.compile(r"gave up after \d+ attempts, last: Connect(?:Error|Timeout)\b")
-_NAMED_ORIGIN = re.compile(r"\((https?://[^/\s()?#]+)")
-
-
-def unreachable_origin(error: str | None) -> str | None:
-    """The origin (``scheme://host:port``) a stored run error could not connect to, else None:
-    asking the same address again cannot help, unlike a 5xx or a dropped connection."""
-    found = _UNREACHABLE.search(error or "")
-    if found is None:
-        return None
-    named = _NAMED_ORIGIN.findall(error[found.end() :])
-    return named[-1] if named else None
-
-
-def parse_link_header(value: str | None) -> dict[str, str]:
-    if not value:
-        return {}
-    return {rel: url for url, rel in _LINK_RE.findall(value)}
-
-
 class GitHubClient:
     def __init__(
         self,
@@ -147,6 +98,7 @@ class GitHubClient:
         backoff: float | None = None,
         max_wait: float = 900.0,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
         transport: httpx.BaseTransport | None = None,
         env: dict[str, str] | None = None,
     ):
@@ -172,6 +124,9 @@ class GitHubClient:
         )
         self.max_wait = max_wait
         self.sleep = sleep
+        self.clock = clock
+        # a cycle's Budget (extract/budget.py): asked before every request, told every answer
+        self.budget = None
         self.stats = ClientStats()
         self._http = httpx.Client(
             headers=headers,
@@ -202,7 +157,7 @@ class GitHubClient:
         parts = urlsplit(url)
         if not parts.scheme and not parts.netloc and not url.startswith("/"):
             return url
-        if _origin(url) is None or _origin(url) != _origin(self.api_url):
+        if origin_of(url) is None or origin_of(url) != origin_of(self.api_url):
             return None
         prefix = urlsplit(self.api_url).path.rstrip("/") + "/"
         if not parts.path.startswith(prefix) or parts.fragment:
@@ -212,13 +167,13 @@ class GitHubClient:
 
     def _may_request(self, url: str) -> bool:
         """The configured REST or GraphQL API's origin: the only ones the token goes to."""
-        origin = _origin(url)
+        origin = origin_of(url)
         return origin is not None and origin in (
-            _origin(self.api_url),
-            _origin(self.graphql_url),
+            origin_of(self.api_url),
+            origin_of(self.graphql_url),
         )
 
-    def _rate_limit_wait(self, response: httpx.Response) -> float | None:
+    def _rate_limit_wait(self, response: httpx.Response, attempt: int = 1) -> float | None:
         """Seconds to wait when this response is a rate limit, else None."""
         if response.status_code not in (403, 429):
             return None
@@ -228,12 +183,14 @@ class GitHubClient:
                 return max(0.0, float(retry_after))
             except ValueError:
                 parsed = email.utils.parsedate_to_datetime(retry_after)
-                return max(0.0, parsed.timestamp() - time.time())
+                return max(0.0, parsed.timestamp() - self.clock())
         if response.headers.get("x-ratelimit-remaining") == "0":
-            reset = float(response.headers.get("x-ratelimit-reset", time.time() + 60))
-            return max(0.0, reset - time.time()) + 1.0
-        if response.status_code == 429:
-            return 60.0
+            reset = float(response.headers.get("x-ratelimit-reset", self.clock() + 60))
+            return max(0.0, reset - self.clock()) + 1.0
+        if response.status_code == 429 or "secondary rate limit" in _message(response).lower():
+            # a secondary limit without retry-after: GitHub asks for at least a minute,
+            # longer each time it answers so again
+            return 60.0 * 2 ** (attempt - 1)
         return None  # a plain 403: permission, not a limit
 
     def request(
@@ -256,6 +213,8 @@ class GitHubClient:
         headers = {"if-none-match": etag} if etag else None
         last_problem = "no attempt made"
         for attempt in range(1, self.max_attempts + 1):
+            if self.budget is not None:
+                self.budget.check("graphql" if url == self.graphql_url else "core", shown)
             try:
                 self.stats.requests += 1
                 response = self._http.request(
@@ -270,7 +229,7 @@ class GitHubClient:
             if response.status_code == 304:
                 self.stats.not_modified += 1
                 return response
-            wait = self._rate_limit_wait(response)
+            wait = self._rate_limit_wait(response, attempt)
             if wait is not None:
                 last_problem = f"rate limited ({response.status_code})"
                 if wait > self.max_wait:
@@ -300,6 +259,8 @@ class GitHubClient:
         )
 
     def _note_budget(self, response: httpx.Response) -> None:
+        if self.budget is not None:
+            self.budget.observe(response.headers)
         remaining = response.headers.get("x-ratelimit-remaining")
         if remaining is not None and remaining.isdigit():
             self.stats.rate_remaining = int(remaining)
@@ -330,8 +291,8 @@ class GitHubClient:
                 continue
             errors = body.get("errors") or []
             if any(e.get("type") == "RATE_LIMITED" for e in errors):
-                reset = float(response.headers.get("x-ratelimit-reset", time.time() + 60))
-                self._pause(attempt, max(1.0, reset - time.time()))
+                reset = float(response.headers.get("x-ratelimit-reset", self.clock() + 60))
+                self._pause(attempt, max(1.0, reset - self.clock()))
                 continue
             if body.get("data") is None and errors:
                 raise GitHubError(

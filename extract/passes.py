@@ -84,11 +84,30 @@ def listings(full_name: str) -> tuple[Listing, ...]:
 
 
 def resolve_repo(conn: psycopg.Connection, client: GitHubClient, full_name: str) -> Repo:
-    """Look the repository up (following a rename), land its payload, record it in ops."""
-    payload = client.get_json(f"repos/{full_name}")
+    """Look the repository up (following a rename), land its payload, record it in ops.
+
+    Asked by ETag once known under this name: an unchanged repository answers 304, which
+    costs no rate limit (an idle poll's only other request)."""
+    url = f"repos/{full_name}"
+    known = conn.execute(
+        "select repo_id, full_name from ops.repos where lower(full_name) = lower(%s) "
+        "order by last_seen_at desc limit 1",
+        (full_name,),
+    ).fetchone()
+    etag = stored_etag(conn, Repo(known[0], known[1]), url) if known else None
+    response = client.request("GET", url, etag=etag)
+    if response.status_code == 304 and known:
+        conn.execute(
+            "update ops.repos set last_seen_at = clock_timestamp() where repo_id = %s",
+            (known[0],),
+        )
+        return Repo(repo_id=known[0], full_name=known[1])
+    payload = response.json()
     repo = Repo(repo_id=int(payload["id"]), full_name=payload["full_name"])
     with conn.transaction(), conn.cursor() as cur:
         land(cur, repo, "repository", [RawObject("repository", repo.repo_id, None, payload)])
+        if response.headers.get("etag"):
+            store_etag(cur, repo, url, response.headers["etag"])
         cur.execute(
             """
             insert into ops.repos (repo_id, full_name, owner_login, owner_type)

@@ -34,6 +34,9 @@ PASSES = (
 )
 DONE, PARTIAL, FAILED = "done", "partial", "failed"
 LISTING_STEPS = ("issues", "issue_comments", "review_comments")
+# Requests a thread fetch may take (head, comments, a pull's object, files, reviews): under a
+# cycle's budget a thread starts only with this much room per worker above the floor.
+THREAD_MARGIN = 10
 
 
 @dataclass
@@ -101,6 +104,8 @@ def _thread_step(
         mark, done = checkpoints.mark_and_done(conn, repo.repo_id, pass_name)
         todo = [(n, t) for n, t in todo if not (t == mark and n in done)]
     marks = dict(todo)
+    if client.budget is not None:  # a thread starts only if it fits: no half-fetched thread
+        fetch = _admitted(fetch, client.budget, THREAD_MARGIN * max(1, options.workers))
 
     def committed(cur, fetched):
         if checkpointed:
@@ -128,6 +133,14 @@ def _thread_step(
     if checkpointed:
         report.high_water = _iso(checkpoints.high_water(conn, repo.repo_id, pass_name))
     return report
+
+
+def _admitted(fetch, budget, margin: int):
+    def admitted(client, repo, number):
+        budget.admit(margin, url=f"{repo.full_name}#{number}")
+        return fetch(client, repo, number)
+
+    return admitted
 
 
 def _pull_details_step(conn, client, repo, options, progress) -> StepReport:
@@ -233,11 +246,14 @@ def run(
     pass_name: str,
     options: Options,
     progress: Progress,
+    *,
+    repo: Repo | None = None,
 ) -> RunReport:
+    """``repo``: already resolved (a cycle resolves every repository first)."""
     report = RunReport(full_name, pass_name)
-    requests_before = client.stats.requests
+    requests_before, not_modified_before = client.stats.requests, client.stats.not_modified
     try:
-        repo = passes.resolve_repo(conn, client, full_name)
+        repo = repo or passes.resolve_repo(conn, client, full_name)
     except GitHubError as exc:
         report.outcome, report.error, report.error_url = FAILED, str(exc), exc.url
         return report
@@ -268,7 +284,7 @@ def run(
             report.error, report.error_url = f"repository names: {exc}", exc.url
     report.orphan_comments, report.orphan_threads = orphans(conn, repo)
     report.requests = client.stats.requests - requests_before
-    report.not_modified = client.stats.not_modified
+    report.not_modified = client.stats.not_modified - not_modified_before
     return report
 
 

@@ -4,8 +4,7 @@ Importing this package loads nothing but these numbers; tree-sitter is imported 
 provider on first use, so the daemon verbs never load it.
 """
 
-# Rows per page: the contract. A caller may ask for fewer (``--limit``) and page on
-# (``--offset``), never for more.
-DEFS_CAP = 50
-REFS_CAP = 50
-MAP_CAP = 40
+# Rows per page: the contract's (``contract/limits.py``).
+from relore.contract.limits import DEFS_CAP, MAP_CAP, REFS_CAP
+
+__all__ = ["DEFS_CAP", "MAP_CAP", "REFS_CAP"]

@@ -141,7 +141,7 @@ def rank(
     """The entries from ``offset`` (``limit`` of them, or all), best first; how many names
     were ranked; and what the ranking left out or started from.
 
-    ``records`` are ``(relative path, language, record)`` as ``index.scan`` returns them;
+    ``records`` are ``(relative path, language, record)`` as ``tree_scan.scan`` returns them;
     ``focus`` lists relative paths (a directory ends ``/``; ``""`` is the whole root). An
     entry's ``places`` are its definitions, the most used first.
     """

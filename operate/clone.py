@@ -27,8 +27,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from relore.contract.patterns import check_repo
 from relore.contract.places import clone_dir
+from relore.operate.exits import ExitStatus
 
-EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 3
 # rename detection gives up on a commit with more added x deleted files than this (git's
 # default is 1000 for diff, which silently drops renames in large moves)
 RENAME_LIMIT = 5000
@@ -244,7 +244,7 @@ def run(repo: str, url: str | None, env, out: TextIO, err: TextIO, *, as_json: b
         report = ensure_clone(repo, url, env, err)
     except CloneError as exc:
         print(f"relored: {exc}", file=err)
-        return EXIT_ERROR
+        return ExitStatus.ERROR
     db_url = database.ensure_database(env)
     path = Path(report.path)
     with database.connect(db_url, autocommit=True) as conn:
@@ -302,4 +302,4 @@ def run(repo: str, url: str | None, env, out: TextIO, err: TextIO, *, as_json: b
             )
         for note in report.notes:
             print(f"note: {note}", file=out)
-    return EXIT_OK if report.aliases == "filled" else EXIT_PARTIAL
+    return ExitStatus.OK if report.aliases == "filled" else ExitStatus.PARTIAL

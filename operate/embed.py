@@ -23,10 +23,10 @@ from typing import TextIO
 
 import psycopg
 
+from relore.operate.exits import ExitStatus
 from relore.serve import repos
 from relore.serve.semantic import store
 
-EXIT_OK, EXIT_ERROR, EXIT_UNAVAILABLE = 0, 1, 3
 PROGRESS_EVERY_S = 2.0
 # texts per transaction: the encoder sorts them by length into its own batches
 BATCH = 256
@@ -212,7 +212,7 @@ def run(
             targets = repos.targets(conn, repo)
             if targets is None:
                 print(f"relored: {repo} is not indexed here (run dbt build first)", file=err)
-                return EXIT_ERROR
+                return ExitStatus.ERROR
             for repo_id, name in targets:
                 shown = [time.monotonic()]
 
@@ -231,13 +231,13 @@ def run(
                 reports.append(embed_repo(conn, encoder, name, repo_id, progress))
     except Unavailable as exc:
         print(f"relored: {exc}", file=err)
-        return EXIT_UNAVAILABLE
+        return ExitStatus.ENCODER_UNAVAILABLE
     if as_json:
         print(
             json.dumps({"model": encoder.model_key, "repos": [asdict(r) for r in reports]}),
             file=out,
         )
-        return EXIT_OK
+        return ExitStatus.OK
     for r in reports:
         print(
             f"{r.repo}: embedded {r.embedded:,} passages, retired {r.retired:,} vectors, "
@@ -246,4 +246,4 @@ def run(
         )
     if not reports:
         print("nothing to embed: no repository has documents (run dbt build first)", file=out)
-    return EXIT_OK
+    return ExitStatus.OK

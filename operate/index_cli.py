@@ -14,10 +14,10 @@ from typing import TextIO
 
 import psycopg
 
+from relore.operate.exits import ExitStatus
 from relore.serve import repos
 from relore.serve.lexical import store
 
-EXIT_OK, EXIT_ERROR = 0, 1
 PROGRESS_EVERY_S = 2.0
 
 
@@ -30,7 +30,7 @@ def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json:
         targets = repos.targets(conn, repo)
         if targets is None:
             print(f"relored: {repo} is not indexed here (run dbt build first)", file=err)
-            return EXIT_ERROR
+            return ExitStatus.ERROR
     reports = []
     for repo_id, name in targets:
         shown = [time.monotonic()]
@@ -69,4 +69,4 @@ def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json:
         print(json.dumps({"indexes": reports}), file=out)
     elif not reports:
         print("nothing to index: no repository has documents (run dbt build first)", file=out)
-    return EXIT_OK
+    return ExitStatus.OK

@@ -1,6 +1,9 @@
 """Numbered schema steps for the ``raw``, ``ops`` and ``semantic`` schemas, each applied once
 and recorded.
 
+Long because: the steps are one ordered history, read top to bottom and never edited once
+released; the runner (``migrate``) is forty lines beside them.
+
 extract/ owns ``raw`` and ``ops``; ``relored embed`` owns ``semantic``; every derived table
 belongs to dbt.
 A step is a function taking a cursor; ``migrate`` applies the ones not yet recorded in
@@ -401,6 +404,39 @@ def _step_10_reader_writes_nothing(cur: psycopg.Cursor) -> None:
     close_reader_writes(cur)
 
 
+def _step_11_repo_cycles(cur: psycopg.Cursor) -> None:
+    cur.execute(
+        """
+        -- A pass stopped before the token's budget ran out (extract/budget.py) is neither
+        -- done nor failed: its mark is where the next cycle resumes.
+        alter table ops.pass_runs drop constraint pass_runs_status_check;
+        alter table ops.pass_runs add constraint pass_runs_status_check
+            check (status in ('running', 'ok', 'failed', 'budget'));
+        -- One row per repository per cycle of `relored cycle` (extract/schedule.py): what
+        -- its turn was, how it ended, and the token's budget when it ended.
+        create sequence ops.cycle_ids;
+        create table ops.repo_cycles (
+            repo_id          bigint      not null,
+            cycle_id         bigint      not null,
+            full_name        text        not null,
+            role             text        not null check (role in ('poll', 'backfill')),
+            outcome          text        not null default 'running'
+                check (outcome in ('running', 'done', 'partial', 'failed', 'budget', 'waiting')),
+            started_at       timestamptz not null default clock_timestamp(),
+            finished_at      timestamptz,
+            requests         integer     not null default 0,
+            not_modified     integer     not null default 0,
+            rows_written     bigint      not null default 0,
+            reason           text,
+            budget_limit     integer,
+            budget_remaining integer,
+            budget_reset     timestamptz,
+            primary key (repo_id, cycle_id)
+        );
+        """
+    )
+
+
 Step = Callable[[psycopg.Cursor], None]
 STEPS: tuple[tuple[int, str, Step], ...] = (
     (1, "raw and ops schemas", _step_1_raw_and_ops),
@@ -413,6 +449,7 @@ STEPS: tuple[tuple[int, str, Step], ...] = (
     (8, "semantic schema", _step_8_semantic_schema),
     (9, "former repository names", _step_9_repo_names),
     (10, "reader writes nothing with read-only off", _step_10_reader_writes_nothing),
+    (11, "budget-stopped runs, cycles per repository", _step_11_repo_cycles),
 )
 LATEST = STEPS[-1][0]
 

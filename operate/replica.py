@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 import psycopg
 
-from relore.operate import database, migrations
+from relore.operate import cluster, database, migrations, pgpass
 
 LOOPBACK = "127.0.0.1"
 # a primary keeps this much WAL for standbys that fall behind (no slots to leave behind)
@@ -80,7 +80,7 @@ def serve_on_loopback(paths: database.EmbeddedPaths, port: int | None = None) ->
     primary listening on loopback: WAL senders on, WAL kept for standbys."""
     port = port or free_port()
     database.stop_embedded(paths)
-    database._pg_ctl_start(paths, database._system_user(), _listening(port) | PRIMARY)
+    cluster._pg_ctl_start(paths, cluster._system_user(), _listening(port) | PRIMARY)
     return Server(paths, port)
 
 
@@ -89,10 +89,10 @@ def make_standby(primary: Server, home: Path, port: int | None = None) -> Server
     ``standby.signal`` and ``primary_conninfo`` written by ``pg_basebackup -R``, then started
     on its own loopback port. Returns once it answers reads."""
     port = port or free_port()
-    user = database._system_user()
+    user = cluster._system_user()
     paths = database.EmbeddedPaths(home)
-    database._prepare(paths, user)
-    database._write_private(paths.passwords, primary.paths.passwords.read_text())
+    cluster._prepare(paths, user)
+    pgpass._write_private(paths.passwords, primary.paths.passwords.read_text())
     password = primary.paths.password(database.SUPERUSER) or ""
     conninfo = psycopg.conninfo.make_conninfo(
         host=LOOPBACK,
@@ -101,11 +101,11 @@ def make_standby(primary: Server, home: Path, port: int | None = None) -> Server
         password=password,
         application_name=f"relore_standby_{port}",
     )
-    backup = [str(database._bin("pg_basebackup")), "-D", str(paths.data), "-d", conninfo]
-    result = database._run_pg([*backup, "-R", "-X", "stream", "-c", "fast"], user)
+    backup = [str(cluster._bin("pg_basebackup")), "-D", str(paths.data), "-d", conninfo]
+    result = cluster._run_pg([*backup, "-R", "-X", "stream", "-c", "fast"], user)
     if result.returncode != 0:
         raise database.DatabaseError(f"pg_basebackup failed:\n{result.stdout}\n{result.stderr}")
-    database._pg_ctl_start(paths, user, _listening(port) | STANDBY)
+    cluster._pg_ctl_start(paths, user, _listening(port) | STANDBY)
     return Server(paths, port)
 
 

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from relore.contract import patterns
-
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+from relore.operate.exits import ExitStatus
 
 
 def _repo(value: str) -> str:
@@ -125,7 +124,7 @@ def _load(conn, args, out: TextIO, err: TextIO) -> int:
         },
         lines,
     )
-    return EXIT_OK
+    return ExitStatus.OK
 
 
 def _edit(conn, args, out: TextIO) -> int:
@@ -151,7 +150,7 @@ def _edit(conn, args, out: TextIO) -> int:
         {"repo": args.repo, "rule_id": rule_id, "action": args.rules_action, "landed": True},
         [f"{args.repo} {rule_id} {what}; run `dbt build` to serve it"],
     )
-    return EXIT_OK
+    return ExitStatus.OK
 
 
 def _flags(row: dict) -> str:
@@ -187,7 +186,7 @@ def _list(rows: list[dict], args, out: TextIO, stale: str | None) -> int:
             )
             lines.extend("    > " + line for line in row["rule_text"].splitlines())
     _print(out, args, {"repo": args.repo, "stale": stale, "rules": rows}, lines)
-    return EXIT_OK
+    return ExitStatus.OK
 
 
 def _untagged(rows: list[dict], args, out: TextIO, stale: str | None) -> int:
@@ -209,7 +208,7 @@ def _untagged(rows: list[dict], args, out: TextIO, stale: str | None) -> int:
         {"repo": args.repo, "stale": stale, "untagged": [r["rule_id"] for r in todo]},
         lines,
     )
-    return EXIT_OK
+    return ExitStatus.OK
 
 
 def _resolve(rows: list[dict], args, out: TextIO, stale: str | None) -> int:
@@ -230,7 +229,7 @@ def _resolve(rows: list[dict], args, out: TextIO, stale: str | None) -> int:
         print(json.dumps(page, ensure_ascii=False, indent=2), file=out)
     else:
         print(render.enveloped(page, render.rules_page(page), compact=True), file=out)
-    return EXIT_OK
+    return ExitStatus.OK
 
 
 def _usage(rows: list[dict], args, out: TextIO, stale: str | None, env) -> int:
@@ -276,7 +275,7 @@ def _usage(rows: list[dict], args, out: TextIO, stale: str | None, env) -> int:
         {"repo": args.repo, "log": str(path), "replies": len(events), "rules": table},
         lines,
     )
-    return EXIT_OK
+    return ExitStatus.OK
 
 
 def run(args, out: TextIO, err: TextIO, env) -> int:
@@ -285,7 +284,7 @@ def run(args, out: TextIO, err: TextIO, env) -> int:
 
     if args.rules_action == "resolve" and args.max_tokens is not None and args.max_tokens < 100:
         print("relored: --max-tokens must be at least 100", file=err)
-        return EXIT_USAGE
+        return ExitStatus.USAGE
     url = database.ensure_database(env)
     with database.connect(url, autocommit=True) as conn:
         if args.rules_action == "load":
@@ -296,7 +295,7 @@ def run(args, out: TextIO, err: TextIO, env) -> int:
         stale = _stale_note(conn, args.repo, rows)
         if rows is None:
             print(f"relored: {stale}", file=err)
-            return EXIT_ERROR
+            return ExitStatus.ERROR
         if stale and not args.json:
             print(f"relored: {stale}", file=err)
         if args.rules_action == "list":

@@ -2,18 +2,18 @@
 
 ``create_app(settings)`` builds it; the lifespan owns the connection pool. Every response
 carries ``x-relore-version``; a request declaring another client version gets 426.
+
+The middlewares are ``middleware.py``; running the daemon (uvicorn, workers) is
+``runner.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import os
 import secrets
 import time
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +24,6 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from relore.contract import envelope, render, wire
 from relore.contract.version import __version__
@@ -33,7 +32,8 @@ from relore.serve import precedent as precedent_mod
 from relore.serve import search as search_mod
 from relore.serve import status as status_mod
 from relore.serve import thread as thread_mod
-from relore.serve.code import routes as code_routes
+from relore.serve.clone import routes as clone_routes
+from relore.serve.middleware import RefuseForeignHost, RefuseNul, TokenAuth, VersionHandshake
 from relore.serve.rules import routes as rules_routes
 from relore.serve.rules import sessions as rules_sessions
 
@@ -62,123 +62,6 @@ class Settings:
 
 _json = responses.json_response
 _refusal = responses.refusal
-
-
-class VersionHandshake:
-    """Stamp every response with our version; refuse a client of another version (426)."""
-
-    def __init__(self, app: ASGIApp):
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        client_version = None
-        for name, value in scope.get("headers", []):
-            if name.decode("latin-1").lower() == wire.CLIENT_HEADER:
-                client_version = value.decode("latin-1")
-        path = scope.get("path", "")
-        if path.startswith(wire.API_PREFIX) and not wire.compatible(client_version):
-            response = _refusal(
-                errors.UpgradeRequired(
-                    wire.mismatch_message(client_version or "?", __version__),
-                    daemon_version=__version__,
-                )
-            )
-            response.headers[wire.VERSION_HEADER] = __version__
-            await response(scope, receive, send)
-            return
-
-        async def stamped(message):
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                headers.append((wire.VERSION_HEADER.encode(), __version__.encode()))
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, stamped)
-
-
-class TokenAuth:
-    """With tokens configured, every API request needs ``Authorization: Bearer`` with the
-    scope its route asks for (``read`` for every read verb, ``label`` for the label route)."""
-
-    def __init__(self, app: ASGIApp, tokens: dict):
-        self.app = app
-        self.tokens = tokens
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self.tokens:
-            await self.app(scope, receive, send)
-            return
-        if not scope.get("path", "").startswith(wire.API_PREFIX):
-            await self.app(scope, receive, send)
-            return
-        header = None
-        for name, value in scope.get("headers", []):
-            if name.decode("latin-1").lower() == "authorization":
-                header = value.decode("latin-1")
-        granted = auth.scopes_for(self.tokens, header)
-        if granted is None:
-            response = _refusal(
-                errors.Unauthorized("this daemon needs a token: set RELORE_API_TOKEN")
-            )
-            response.headers["www-authenticate"] = "Bearer"
-            await response(scope, receive, send)
-            return
-        needed = auth.scope_for_path(scope.get("path", ""))
-        if needed not in granted:
-            refused = errors.Forbidden(f"this token lacks the {needed} scope")
-            await _refusal(refused)(scope, receive, send)
-            return
-        scope.setdefault("state", {})["scopes"] = granted
-        await self.app(scope, receive, send)
-
-
-class RefuseForeignHost:
-    """Without tokens, answer only requests addressed to this machine by name: a page on
-    another site whose name an attacker re-points at 127.0.0.1 (DNS rebinding) sends its own
-    name as ``Host``, and is refused before any route reads a clone or the index."""
-
-    def __init__(self, app: ASGIApp, allowed: frozenset[str]):
-        self.app = app
-        self.allowed = allowed
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or "*" in self.allowed:
-            await self.app(scope, receive, send)
-            return
-        host = None
-        for name, value in scope.get("headers", []):
-            if name == b"host":
-                host = value.decode("latin-1")
-        if host is not None and auth.host_name(host) not in self.allowed:
-            message = (
-                f"this daemon does not answer to the Host {host[:100]!r}: only to loopback "
-                "and the names in RELORE_ALLOWED_HOSTS (a guard against DNS rebinding)"
-            )
-            await _refusal(errors.BadRequest(message))(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
-
-
-class RefuseNul:
-    """Postgres text cannot hold NUL: a request whose query carries one is a clear 400
-    here, for every route, before any of them could hand it to SQL (a database error, 503)."""
-
-    def __init__(self, app: ASGIApp):
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        query = scope.get("query_string", b"") if scope["type"] == "http" else b""
-        if b"%00" in query or b"\x00" in query:
-            pairs = urllib.parse.parse_qsl(query.decode("latin-1"), keep_blank_values=True)
-            if any("\x00" in k or "\x00" in v for k, v in pairs):
-                refused = errors.BadRequest("a query parameter contains a NUL character")
-                await _refusal(refused)(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 def _pool(request: Request) -> AsyncConnectionPool:
@@ -249,7 +132,7 @@ async def thread_endpoint(request: Request) -> Response:
 
 
 async def inflight_endpoint(request: Request) -> Response:
-    thread_request = thread_mod.parse_request(request.query_params)
+    thread_request = thread_mod.parse_inflight(request.query_params)
     chosen = inputs.output_format(request.query_params)
     async with _pool(request).connection() as conn:
         page = await thread_mod.inflight(conn, thread_request.repo, thread_request.number)
@@ -260,7 +143,7 @@ async def inflight_endpoint(request: Request) -> Response:
 
 
 async def status_endpoint(request: Request) -> Response:
-    repo = inputs.repo(request.query_params, required=False)
+    repo = inputs.parse("status", request.query_params)["repo"]
     chosen = inputs.output_format(request.query_params)
     async with _pool(request).connection() as conn:
         page = await status_mod.status(conn, repo)
@@ -445,7 +328,7 @@ def create_app(settings: Settings) -> Starlette:
         Route(f"{wire.API_PREFIX}/inflight", inflight_endpoint),
         Route(f"{wire.API_PREFIX}/openapi.json", openapi_endpoint),
         *rules_routes.routes(wire.API_PREFIX),
-        *code_routes.routes(wire.API_PREFIX),  # answered from the working clone
+        *clone_routes.routes(wire.API_PREFIX),  # answered from the working clone
         Route("/healthz", health_endpoint),
         Route("/readyz", ready_endpoint),
         *web.routes(),  # the page for people at /
@@ -464,88 +347,3 @@ def create_app(settings: Settings) -> Starlette:
         hosts = frozenset(auth.LOOPBACK_NAMES) | {h.lower() for h in settings.allowed_hosts}
         app.add_middleware(RefuseForeignHost, allowed=hosts)
     return app
-
-
-WORKER_SETTINGS_ENV = "RELORE_SERVE_WORKER_SETTINGS"
-MAX_WORKERS = 64
-
-
-def worker_app() -> Starlette:
-    """The app of one worker process (``relored serve --workers N``): uvicorn spawns each
-    worker afresh and imports this factory, which reads the settings ``run`` put in the
-    environment, the session key among them, so every worker signs with the same key. The
-    worker takes them out of its environment: nothing it starts (git) inherits them."""
-    from relore.serve import connections
-
-    raw = json.loads(os.environ.pop(WORKER_SETTINGS_ENV))
-    connections.configure(connections.Limits(**raw["connections"]))
-    return create_app(
-        Settings(
-            raw["database_url"],
-            tokens={token: frozenset(scopes) for token, scopes in raw["tokens"].items()},
-            labels_path=raw["labels_path"],
-            allowed_hosts=tuple(raw["allowed_hosts"]),
-            session_key=bytes.fromhex(raw["session_key"]),
-        )
-    )
-
-
-def run(
-    database_url: str,
-    *,
-    host: str,
-    port: int,
-    env=None,
-    trust_network: bool = False,
-    workers: int = 1,
-) -> None:
-    import uvicorn
-
-    from relore.serve import connections
-
-    env = os.environ if env is None else env
-    if not 1 <= workers <= MAX_WORKERS:
-        raise ValueError(f"--workers must be from 1 to {MAX_WORKERS}")
-    limits = connections.limits_from_env(env)
-    connections.configure(limits)
-    tokens = auth.parse_tokens(env.get("RELORE_API_TOKENS"))
-    auth.check_bind(host, tokens, trust_network)
-    settings = Settings(
-        database_url,
-        tokens=tokens,
-        labels_path=env.get("RELORE_LABELS_PATH") or None,
-        allowed_hosts=auth.allowed_hosts(host, env.get("RELORE_ALLOWED_HOSTS")),
-        session_key=rules_sessions.load_key(env),
-    )
-    mode = f"{len(tokens)} tokens" if tokens else "no tokens"
-    processes = f", {workers} workers" if workers > 1 else ""
-    print(
-        f"relored serve: listening on http://{host}:{port} (version {__version__}, {mode}"
-        f"{processes}; at most {limits.max_connections} connections each, a request read in "
-        f"{limits.request_timeout_s:g}s)",
-        flush=True,
-    )
-    # uvicorn's h11 protocol with a request-read deadline and a connection cap (a half-sent
-    # request is closed, never held: serve/connections.py)
-    guarded = {"http": connections.GuardedH11Protocol, "log_level": "warning"}
-    if workers == 1:
-        uvicorn.run(create_app(settings), host=host, port=port, **guarded)
-        return
-    os.environ[WORKER_SETTINGS_ENV] = json.dumps(
-        {
-            "database_url": settings.database_url,
-            "tokens": {token: sorted(scopes) for token, scopes in tokens.items()},
-            "labels_path": settings.labels_path,
-            "allowed_hosts": list(settings.allowed_hosts),
-            "session_key": settings.session_key.hex(),
-            "connections": limits.as_dict(),
-        }
-    )
-    uvicorn.run(
-        "relore.serve.app:worker_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        **guarded,
-    )

@@ -1,9 +1,11 @@
-"""What a caller names, parsed: one parser per shape, used by every route that takes it.
+"""What a caller names, parsed: ``parse(verb, params)`` reads every parameter a verb's
+declaration (``contract/verbs``) puts on its route, each by the parser of its kind (``KINDS``).
 
-Each reads its parameter from the request's query (a Starlette ``QueryParams``, or any
-mapping with ``get``; ``getlist`` where a parameter repeats) and returns it checked, or
-raises ``errors.BadRequest`` with the words every route says for that shape. An empty value
-is an absent one (as an HTML form sends it).
+Each kind's parser reads its parameter from the request's query (a Starlette
+``QueryParams``, or any mapping with ``get``; ``getlist`` where a parameter repeats) and
+returns it checked, or raises ``errors.BadRequest`` with the words every route says for that
+shape. An empty value is an absent one (as an HTML form sends it). A route checks what
+spans parameters (a search needs words or a signal) after ``parse``.
 """
 
 from __future__ import annotations
@@ -11,12 +13,11 @@ from __future__ import annotations
 import re
 from datetime import date as _date
 
-from relore.contract import limits, patterns
+from relore.contract import patterns, verbs
+from relore.contract.verbs.common import FORMAT
 from relore.serve.errors import BadRequest
 
 REPO_SHAPE = "repo must be owner/name"
-MAX_PATH_CHARS = 1000
-MAX_LINE = 10_000_000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _TRUE = ("1", "true", "yes", "on")
 
@@ -78,11 +79,6 @@ def whole(
     return value
 
 
-def limit(params, cap: int, default: int | None = None) -> int:
-    """How many rows a page may hold: 1 to the route's cap (the cap when absent)."""
-    return whole(params, "limit", low=1, high=cap, default=cap if default is None else default)
-
-
 def number(params) -> int:
     """A thread number (an issue's or a pull request's)."""
     raw = _value(params, "number")
@@ -90,11 +86,6 @@ def number(params) -> int:
         return int(raw or "")
     except ValueError:
         raise BadRequest("number must be a thread number") from None
-
-
-def line(params) -> int:
-    """A 1-based line number."""
-    return whole(params, "line", low=1, high=MAX_LINE)
 
 
 def choice(params, name: str, options: tuple[str, ...], default: str | None = None) -> str | None:
@@ -119,13 +110,13 @@ def text(params, name: str, max_chars: int, *, what: str | None = None) -> str |
     return value
 
 
-def many(params, name: str, max_values: int, max_chars: int) -> tuple[str, ...]:
+def many(params, name: str, max_values: int | None, max_chars: int | None) -> tuple[str, ...]:
     """A repeated parameter: its non-blank values, trimmed, each once, in order."""
     cleaned = tuple(dict.fromkeys(v.strip() for v in _values(params, name) if v and v.strip()))
-    if len(cleaned) > max_values:
+    if max_values is not None and len(cleaned) > max_values:
         raise BadRequest(f"at most {max_values} --{name} values")
     for value in cleaned:
-        if len(value) > max_chars or "\x00" in value:
+        if (max_chars is not None and len(value) > max_chars) or "\x00" in value:
             raise BadRequest(f"--{name} is at most {max_chars} characters, without NUL")
     return cleaned
 
@@ -156,13 +147,6 @@ def session(params) -> str | None:
     return value
 
 
-def session_token(params) -> str | None:
-    """The token a rules reply carried, sent back; only its length is refused here (a token
-    that does not verify starts the session afresh, and the reply says why)."""
-    value = text(params, "session_token", limits.MAX_SESSION_TOKEN_CHARS, what="session_token")
-    return value or None
-
-
 def rule_ids(params, name: str, max_values: int) -> list[str]:
     values = _values(params, name)
     if len(values) > max_values or not all(patterns.RULE_ID_RE.fullmatch(v) for v in values):
@@ -172,10 +156,10 @@ def rule_ids(params, name: str, max_values: int) -> list[str]:
 
 def output_format(params) -> str:
     """``format=json`` (the default) or ``format=text``: the text ``relore`` prints."""
-    return choice(params, "format", ("json", "text"), "json")
+    return one(FORMAT, params)
 
 
-def path(params, name: str = "path", *, required: bool = True) -> str | None:
+def path(params, name: str, max_chars: int, *, required: bool = True) -> str | None:
     """A path relative to the repository root, normalised (``./`` and ``//`` dropped); never
     absolute, never through ``..``, no NUL or control character."""
     raw = params.get(name) or ""
@@ -185,8 +169,8 @@ def path(params, name: str = "path", *, required: bool = True) -> str | None:
         return None
     if "\x00" in raw or _CONTROL.search(raw):
         raise BadRequest(f"{name} contains a NUL or control character")
-    if len(raw) > MAX_PATH_CHARS:
-        raise BadRequest(f"{name} is at most {MAX_PATH_CHARS} characters")
+    if len(raw) > max_chars:
+        raise BadRequest(f"{name} is at most {max_chars} characters")
     clean = raw.strip().replace("\\", "/")
     if clean.startswith("/") or re.match(r"^[A-Za-z]:/", clean) or clean.startswith("~"):
         raise BadRequest(
@@ -201,7 +185,7 @@ def path(params, name: str = "path", *, required: bool = True) -> str | None:
     return "/".join(parts)
 
 
-def identifier(params, name: str = "name", *, dotted: bool = False) -> str:
+def identifier(params, name: str, *, dotted: bool = False) -> str:
     """An identifier (``Foo``), or with ``dotted`` a dotted one (``a.b.C``)."""
     value = (params.get(name) or "").strip()
     if "\x00" in value:
@@ -211,3 +195,74 @@ def identifier(params, name: str = "name", *, dotted: bool = False) -> str:
         shape = "an identifier, or a dotted one (a.b.C)" if dotted else "an identifier"
         raise BadRequest(f"{name} must be {shape}, got {value[:80]!r}")
     return value
+
+
+def query(params, name: str, most: int, pasted: int) -> str | None:
+    """Search text: at most ``most`` characters, or ``pasted`` when it is a pasted traceback
+    (the contract's test), which the route cuts to ``most`` by the one cutting rule."""
+    raw = params.get(name) or ""
+    is_pasted = len(raw) > most and patterns.is_pasted_traceback(raw[: pasted + 1])
+    what = "the pasted traceback" if is_pasted else "the query"
+    return text(params, name, pasted if is_pasted else most, what=what)
+
+
+def pattern(params, name: str, most: int) -> str:
+    """grep's regular expression: required, one line, at most ``most`` characters."""
+    value = params.get(name) or ""
+    if not value:
+        raise BadRequest(f"{name} is required")
+    if "\x00" in value or "\n" in value:
+        raise BadRequest(f"the {name} contains a NUL or a line break")
+    if len(value) > most:
+        raise BadRequest(f"the {name} is at most {most} characters")
+    return value
+
+
+def files(params, name: str, most: int) -> list[str]:
+    """rules' paths: at least one non-blank, at most ``most``."""
+    values = [f for f in _values(params, name) if f.strip()]
+    if not values:
+        raise BadRequest(f"name at least one file ({name}=path), relative to the repository root")
+    if len(values) > most:
+        raise BadRequest(f"at most {most} files per request")
+    return values
+
+
+def _label(p) -> str | None:
+    return f"the {p.what}" if p.what else None
+
+
+# kind -> its parser, given the declared parameter (contract/verbs/shape.py lists the kinds)
+KINDS = {
+    "string": lambda q, p: _value(q, p.name),
+    "text": lambda q, p: text(q, p.name, p.most, what=_label(p)),
+    "query": lambda q, p: query(q, p.name, p.most, p.pasted),
+    "pattern": lambda q, p: pattern(q, p.name, p.most),
+    "repo": lambda q, p: repo(q, required=p.required_on("http")),
+    "date": lambda q, p: date(q, p.name),
+    "path": lambda q, p: path(q, p.name, p.most, required=p.required_on("http")),
+    "identifier": lambda q, p: identifier(q, p.name),
+    "dotted": lambda q, p: identifier(q, p.name, dotted=True),
+    "session": lambda q, p: session(q),
+    "number": lambda q, p: number(q),
+    "int": lambda q, p: whole(
+        q, p.name, low=p.low, high=p.high, default=p.default, required=p.required_on("http")
+    ),
+    "limit": lambda q, p: whole(q, p.name, low=p.low, high=p.high, default=p.high),
+    "choice": lambda q, p: choice(q, p.name, p.choices, p.default),
+    "flag": lambda q, p: flag(q, p.name),
+    "many": lambda q, p: many(q, p.name, p.values, p.most),
+    "files": lambda q, p: files(q, p.name, p.values),
+    "rule_ids": lambda q, p: rule_ids(q, p.name, p.values),
+}
+
+
+def one(param, params):
+    """One declared parameter, read by its kind's parser."""
+    return KINDS[param.kind](params, param)
+
+
+def parse(verb: str, params) -> dict:
+    """Every parameter ``verb`` declares over HTTP, by name, each checked by its kind's
+    parser in the declaration's order (the first refused is the 400)."""
+    return {p.name: one(p, params) for p in verbs.VERBS[verb].on("http")}

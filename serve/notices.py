@@ -9,7 +9,7 @@ Every search, thread and inflight page carries ``notices``: a list, in reading o
 - ``before``: a line of its own before the items;
 - ``after``: a line of its own after them.
 
-The sentence is written here and nowhere else: ``contract/render.py`` (the text ``relore``
+The sentence is written here and nowhere else: ``contract/render/`` (the text ``relore``
 prints, and ``format=text``) and ``serve/static/app.js`` (the page at ``/``) print ``text``
 verbatim at ``place`` and word nothing of their own, so the CLI and the page can never
 disagree about what a page left out, widened, lowered or cut. A new thing to say is a

@@ -6,7 +6,8 @@ first and nothing that answered it can be widened away. When it leaves the page 
 page is filled by BM25 over the disjunction of the caller's lexemes (every document holding
 any of them, ranked over the whole index), each hit saying how many of the terms it carries
 and showing them — and the page says it widened. A long description or question shares a
-third of its words with the thread that answers it, not half (benchmarks/README.md, #36).
+third of its words with the thread that answers it, not half
+(benchmarks/results/intent-slices.md, #36).
 The per-thread cap applies to the ranked walk, so one chatty thread cannot fill the page.
 """
 
@@ -22,16 +23,10 @@ from typing import NamedTuple
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from relore.contract import patterns
 from relore.contract.limits import MAX_HITS as MAX_LIMIT
 from relore.contract.limits import (
-    MAX_PASTE_CHARS,
     MAX_QUERY_CHARS,
-    MAX_SIGNAL_VALUES,
-    STATES,
-    TRUST_TIERS,
 )
-from relore.contract.limits import QUESTION_KINDS as KINDS
 from relore.serve import excerpts, fused, inputs, notices, page_hits, ranking, repos
 from relore.serve.errors import BadRequest
 from relore.serve.lexical import query, store
@@ -108,42 +103,35 @@ class SearchRequest:
         return plain
 
 
-def _query(params) -> tuple[str, int | None]:
-    """The query, and its length before a cut: a pasted traceback (the contract's test) may
-    be MAX_PASTE_CHARS long and is cut to MAX_QUERY_CHARS by the one cutting rule; any other
-    text is refused past MAX_QUERY_CHARS."""
-    raw = params.get("q") or ""
-    pasted = len(raw) > MAX_QUERY_CHARS and patterns.is_pasted_traceback(raw[: MAX_PASTE_CHARS + 1])
-    most = MAX_PASTE_CHARS if pasted else MAX_QUERY_CHARS
-    text = inputs.text(params, "q", most, what="the pasted traceback" if pasted else "the query")
+def _query(text: str | None) -> tuple[str, int | None]:
+    """The query, and its length before a cut: a pasted traceback (up to MAX_PASTE_CHARS,
+    ``inputs.query``) is cut to MAX_QUERY_CHARS by the one cutting rule."""
     if not text or len(text) <= MAX_QUERY_CHARS:
         return text or "", None
     return excerpts.cut(text, MAX_QUERY_CHARS)[0], len(text)
 
 
 def parse_request(params) -> SearchRequest:
-    text, pasted_chars = _query(params)
+    got = inputs.parse("search", params)  # as contract/verbs declares it
+    text, pasted_chars = _query(got["q"])
     terms = tuple(dict.fromkeys(t.lower() for t in _TERM_RE.findall(text)))[:MAX_TERMS]
-    signals = {
-        name: inputs.many(params, name, MAX_SIGNAL_VALUES, MAX_QUERY_CHARS) for name in SIGNALS
-    }
+    signals = {name: got[name] for name in SIGNALS}
     if not terms and not any(signals.values()):
         raise BadRequest(
             "the query has no searchable words (and no --file/--error/--test/--symbol)"
         )
-    limit = inputs.limit(params, MAX_LIMIT)
-    kind = inputs.choice(params, "kind", KINDS)
-    if kind == "precedent":
+    limit = got["limit"]
+    if got["kind"] == "precedent":
         limit = min(limit, PRECEDENT_LIMIT)
     return SearchRequest(
         text=text,
-        repo=inputs.repo(params, required=False),
+        repo=got["repo"],
         limit=limit,
-        trust=inputs.choice(params, "trust", TRUST_TIERS),
-        state=inputs.choice(params, "state", STATES),
-        author=params.get("author") or None,
-        kind=kind,
-        since=inputs.date(params, "since"),
+        trust=got["trust"],
+        state=got["state"],
+        author=got["author"],
+        kind=got["kind"],
+        since=got["since"],
         terms=terms,
         pasted_chars=pasted_chars,
         **signals,
@@ -197,9 +185,9 @@ class Ranked(NamedTuple):
 
 # A page shorter than the limit is filled from documents holding at least this share of the
 # caller's lexemes (rounded up, at least one), ranked by BM25 over those they hold. Any one
-# (0): measured on every slice (benchmarks/README.md, #36), half left 102 of 103 questions
-# and every change description with an empty page and cost the error slices nothing when
-# lowered; BM25's idf already puts a document holding one frequent word last.
+# (0): measured on every slice (benchmarks/results/intent-slices.md, #36), half left 102 of
+# 103 questions and every change description with an empty page and cost the error slices
+# nothing when lowered; BM25's idf already puts a document holding one frequent word last.
 FILL_SHARE = 0.0
 
 

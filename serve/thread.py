@@ -16,7 +16,6 @@ from psycopg.rows import dict_row
 
 from relore.contract import stamps
 from relore.contract.envelope import one_line, quote
-from relore.contract.limits import MAX_FOCUS_CHARS
 from relore.contract.limits import THREAD_PAGE as PAGE
 from relore.serve import excerpts, inputs, notices, repos
 from relore.serve.errors import BadRequest
@@ -29,7 +28,6 @@ SNIPPET_CHARS = 400
 # the opening post leading a thread's first page
 OPENING_CHARS = 1200
 FILES_CAP = 300
-MODES = ("page", "outline", "comment", "full", "files")
 
 
 @dataclass(frozen=True)
@@ -44,15 +42,24 @@ class ThreadRequest:
 
 
 def parse_request(params) -> ThreadRequest:
-    repo = inputs.repo(params)
-    number = inputs.number(params)
-    mode = inputs.choice(params, "mode", MODES, "page")
-    focus = inputs.text(params, "focus", MAX_FOCUS_CHARS)
-    comment = params.get("comment") or None
-    if mode == "comment" and not comment:
+    got = inputs.parse("thread", params)  # as contract/verbs declares it
+    if got["mode"] == "comment" and not got["comment"]:
         raise BadRequest("mode=comment needs comment=ID")
-    limit = inputs.limit(params, PAGE)
-    return ThreadRequest(repo, number, mode, params.get("after") or None, focus, comment, limit)
+    return ThreadRequest(
+        got["repo"],
+        got["number"],
+        got["mode"],
+        got["after"],
+        got["focus"],
+        got["comment"],
+        got["limit"],
+    )
+
+
+def parse_inflight(params) -> ThreadRequest:
+    """inflight names a thread and nothing else."""
+    got = inputs.parse("inflight", params)
+    return ThreadRequest(got["repo"], got["number"])
 
 
 def _terms(text: str | None) -> list[str]:

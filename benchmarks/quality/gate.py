@@ -16,7 +16,7 @@ without a recorded figure, a slice of another size, another corpus).
 The figures are deterministic on one machine, and measured so across what differs between
 machines: the encoder's numpy float32 sums (another BLAS kernel, thread count and SIMD width)
 moved no vector component by more than 2e-7, and a new pgvector HNSW graph (random levels)
-moved no item's rank (benchmarks/README.md, "The quality gate"). So figures are kept at
+moved no item's rank (benchmarks/results/quality-gate.md). So figures are kept at
 ``DIGITS`` decimals and a drop counts when it exceeds ``TOLERANCE``, one unit of the last
 digit (the rounding of both figures): a true drop above 0.002 always fails, one below 0.0005
 never does. One item moving is past it: a first target leaving rank 1 moves a slice's MRR by

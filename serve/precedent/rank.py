@@ -5,7 +5,7 @@ a ranking of its own, fused by weighted reciprocal rank, then merged ones first.
   thread holding any of the description's lexemes (titles, opening posts, comments, review
   comments and the paths and hunks they sit on), read twice, merged threads and the others,
   the first ``DOCUMENTS`` of each (``lexical.query.ranked_threads``). A thread scores its
-  best document, measured on the change slice's dev split (benchmarks/README.md): summing
+  best document, measured on the change slice's dev split (benchmarks/results/precedent.md): summing
   three at 0.5 lowered the tier-off ranking from 0.363 / 0.413 (R@5 / MRR) to 0.290 /
   0.328, a chatty thread outranking the one whose opening post is the change.
 - **files**: the threads whose signals (``marts.thread_files``/``thread_symbols``, as the

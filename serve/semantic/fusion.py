@@ -6,8 +6,8 @@
   document holding any of them, a thread by its best document), meaning (the semantic tier's
   nearest passages), and, when the query names a file, the threads that touched it ranked by
   the same words (a path is evidence, not a filter). Each query *shape* weighs the legs as
-  measured on every slice at once (WEIGHTS; benchmarks/README.md, #36). A fused page shows
-  each thread once, by the document that put it there.
+  measured on every slice at once (WEIGHTS; benchmarks/results/intent-slices.md, #36). A
+  fused page shows each thread once, by the document that put it there.
 - A pasted error, a filtered query or a few words are **lexical-first**: the lexical page as
   it is; only when it is empty does the semantic leg answer, and then only with threads at
   least FLOOR similar (a filter the semantic leg cannot apply is never bypassed: a filtered

@@ -1,11 +1,11 @@
 """Every benchmark runs, at its smallest sizes, and prints its figures (#19).
 
-A figure in benchmarks/README.md is a promise that the command beside it still runs on main.
+A figure in benchmarks/results/ is a promise that the command beside it still runs on main.
 Each script in ``benchmarks/`` is run here as a user runs it (a child process of this venv's
 Python, its own embedded Postgres where it starts one), at toy sizes that take seconds; the
 run fails when a script exits non-zero, prints no figures, or prints no ``measured at``
 stamp. ``build_again.py``, ``semantic_bench.py`` and ``serve_load.py`` need a built database:
-they run over the one ``build_bench.py --keep`` leaves, as the README chains them.
+they run over the one ``build_bench.py --keep`` leaves, as benchmarks/README.md chains them.
 """
 
 from __future__ import annotations
@@ -167,6 +167,12 @@ def replica_figures(out: str, _: Path) -> None:
             assert len(figures["reads_per_s_per_daemon"]) == daemons, (label, figures)
 
 
+def org_budget_figures(out: str, _: Path) -> None:
+    report = last_json(out)
+    assert report["measured_at"]["commit"] and report["backfill_hours"] >= 2, report
+    assert report["refused_403_429"] == 0 and report["hours_over_fewest"] <= 1.5, report
+
+
 def stamp_printed(out: str, _: Path) -> None:
     assert re.search(r"^measured at \w+", out, re.M), out
 
@@ -193,6 +199,10 @@ TOY: dict[str, tuple[list[str], Callable[[str, Path], None]]] = {
         embed_figures,
     ),
     "benchmarks/deletion_cost.py": (["--threads", "20", "--deletions", "2"], deletion_figures),
+    "benchmarks/org_budget.py": (
+        "--repos 2 --threads 12 --big 60 --limit 100".split(),
+        org_budget_figures,
+    ),
     "benchmarks/serve_bounds.py": (["--requests", "2", "--concurrency", "2"], bounds_figures),
     "benchmarks/hostile_lens.py": (
         ["--probes", "20", "--hostile", "1", "--big-mb", "0.5"],
@@ -348,11 +358,15 @@ def test_every_benchmark_script_has_a_toy_run():
     assert not untested, f"benchmarks without a toy run here: {sorted(untested)}"
 
 
-def test_every_benchmark_command_in_the_readme_names_a_script_that_exists():
-    readme = (BENCHMARKS / "README.md").read_text()
-    named = set(re.findall(r"benchmarks/[\w/]+\.py", readme))
-    missing = sorted(n for n in named if not (ROOT / n).exists())
-    assert not missing, f"benchmarks/README.md runs scripts that do not exist: {missing}"
+def test_every_benchmark_command_in_the_readme_and_results_names_a_script_that_exists():
+    pages = [BENCHMARKS / "README.md", *sorted((BENCHMARKS / "results").glob("*.md"))]
+    missing = sorted(
+        f"{page.relative_to(ROOT)}: {name}"
+        for page in pages
+        for name in set(re.findall(r"benchmarks/[\w/]+\.py", page.read_text()))
+        if not (ROOT / name).exists()
+    )
+    assert not missing, f"benchmark pages run scripts that do not exist: {missing}"
 
 
 @pytest.mark.parametrize("script", sorted(TOY))

@@ -20,9 +20,9 @@ from fixtures import hostile_clone, loop_watch
 
 from relore.contract.version import __version__
 from relore.serve.app import Settings, create_app
-from relore.serve.code import lens
-from relore.serve.code.git import Budget, Git
-from relore.serve.code.why import history, lines
+from relore.serve.clone import reading
+from relore.serve.clone.git import Budget, Git
+from relore.serve.clone.why import history, lines
 
 HEADERS = {"x-relore-client": __version__}
 REPO = hostile_clone.REPO
@@ -87,7 +87,7 @@ def test_grep_over_a_13_mb_line_never_holds_the_loop_and_healthz_answers_meanwhi
     assert answers[-1].status_code == 200, page
     lines = {m["path"]: m for m in page["matches"]}
     assert lines["bundle.min.js"]["text"].endswith("…")
-    assert len(lines["bundle.min.js"]["text"]) <= lens.LINE_CHARS + 2  # "> " quoted
+    assert len(lines["bundle.min.js"]["text"]) <= reading.LINE_CHARS + 2  # "> " quoted
     assert page["total"] == 1 + 1 + 1 + 6 + 1  # base, bundle, notebook, long lines, plain
     assert page["files"] == 5
 

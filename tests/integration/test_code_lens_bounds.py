@@ -23,7 +23,7 @@ from fixtures import fake_github
 from relore.contract.version import __version__
 from relore.lens import engine
 from relore.serve.app import Settings, create_app
-from relore.serve.code import git, lens
+from relore.serve.clone import git, symbol
 from relore.serve.errors import Unavailable
 
 DOWN_URL = "postgresql://relore_reader@/relore?host=/nonexistent-relore-socket-dir"
@@ -84,11 +84,11 @@ def _symbol_request(name: str) -> dict:
 
 def test_symbol_parsing_stops_at_its_deadline_not_after_the_503(clone, monkeypatch):
     parses = SlowParses(monkeypatch, delay=0.1)  # 40 files: 4 s of parsing
-    monkeypatch.setattr(lens, "SYMBOL_TIMEOUT_S", 0.8)
+    monkeypatch.setattr(symbol, "SYMBOL_TIMEOUT_S", 0.8)
 
     async def attempt():
         with pytest.raises(Unavailable, match="narrow it"):
-            await lens.symbol(_symbol_request("target_0"), clone)
+            await symbol.symbol(_symbol_request("target_0"), clone)
         return parses.calls  # counted as the 503 goes out
 
     at_answer = asyncio.run(attempt())  # (asyncio.run also waits for its executor's threads)
@@ -105,13 +105,13 @@ def test_concurrent_symbol_requests_parse_under_a_cap(clone, monkeypatch):
     async def burst():
         names = [f"target_{k}" for k in range(6)]
         return await asyncio.gather(
-            *(lens.symbol(_symbol_request(n), clone) for n in names), return_exceptions=True
+            *(symbol.symbol(_symbol_request(n), clone) for n in names), return_exceptions=True
         )
 
     pages = asyncio.run(burst())
     answered = [p for p in pages if isinstance(p, dict)]
     assert answered, pages
-    assert parses.most <= lens.SYMBOL_CONCURRENT, f"{parses.most} parses ran at once"
+    assert parses.most <= symbol.SYMBOL_CONCURRENT, f"{parses.most} parses ran at once"
 
 
 def test_waiting_for_a_git_slot_counts_against_the_deadline(clone):

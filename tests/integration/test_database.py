@@ -11,6 +11,7 @@ from fixtures import reader_probes
 
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import cli, database, migrations
+from relore.operate.exits import ExitStatus
 
 REPO = Repo(repo_id=4242, full_name="acme/widgets")
 
@@ -135,7 +136,7 @@ def test_extract_without_a_running_database_says_how_to_start_it(tmp_path):
     code = cli.main(
         ["extract", "--repo", "o/n"], env={"RELORE_HOME": str(tmp_path)}, out=io.StringIO(), err=err
     )
-    assert code == cli.EXIT_ERROR
+    assert code == ExitStatus.ERROR
     assert "relored db start" in err.getvalue()
 
 

@@ -20,7 +20,7 @@ import psycopg
 import pytest
 from fixtures.legacy_cluster import NO_PASSFILE, make_trust_cluster, trust_url
 
-from relore.operate import cli, database
+from relore.operate import cli, cluster, database
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -172,7 +172,7 @@ def test_password_file_and_directories_are_closed_to_other_users(user_cluster):
         "run": 0o700,
         "pgdata": 0o700,
     }
-    server_user = database._system_user()
+    server_user = cluster._system_user()
     if server_user is not None:  # as root the server runs as its own user, who owns them
         import pwd
 
@@ -219,7 +219,7 @@ def test_a_trust_line_added_by_hand_is_gone_after_the_next_db_start(user_cluster
 def test_db_start_as_root_opens_a_private_parent_for_search_only(user_cluster):
     paths, _ = user_cluster
     parent = paths.home.parent
-    expected = 0o701 if database._system_user() else 0o700  # as root: the server passes
+    expected = 0o701 if cluster._system_user() else 0o700  # as root: the server passes
     assert stat.S_IMODE(parent.stat().st_mode) == expected  # never g+rx,o+r (listing)
 
 

@@ -10,6 +10,7 @@ from fixtures.fake_github_faults import drop, fail, secondary_limit
 from relore.extract import checkpoints, passes, runner
 from relore.extract.github_client import GitHubClient, GitHubError
 from relore.extract.progress import Progress
+from relore.operate.exits import ExitStatus
 
 REPO = "acme/gadgets"
 
@@ -196,7 +197,7 @@ def test_page_that_can_never_be_served_ends_partial_naming_the_url_not_exit_zero
     for attempt in (1, 2):
         out, err = io.StringIO(), io.StringIO()
         code = cli.main(["extract", "--repo", REPO, "--quiet"], env=env, out=out, err=err)
-        assert code == cli.EXIT_PARTIAL, (attempt, err.getvalue())
+        assert code == ExitStatus.PARTIAL, (attempt, err.getvalue())
         assert "/pulls/comments" in err.getvalue()
         assert "partial" in out.getvalue()
     assert "failed 2 times in a row landing nothing" in err.getvalue()
@@ -234,7 +235,7 @@ def test_an_unauthenticated_extract_says_so_up_front_with_its_limit(db_url, gith
     out, err = io.StringIO(), io.StringIO()
     code = cli.main(["extract", "issues", "--repo", REPO, "--quiet"], env=env, out=out, err=err)
     said = err.getvalue()
-    assert code == cli.EXIT_OK, said
+    assert code == ExitStatus.OK, said
     assert said.startswith("relored extract: no GITHUB_TOKEN"), said
     assert "60 requests an hour" in said and "export GITHUB_TOKEN" in said
     out, err = io.StringIO(), io.StringIO()

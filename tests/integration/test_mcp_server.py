@@ -34,7 +34,7 @@ from mcp import Client, StdioServerParameters
 
 from relore.client import cli as client_cli
 from relore.client import mcp_server
-from relore.contract import wire
+from relore.contract import verbs, wire
 from relore.operate import cli as relored
 
 pytestmark = pytest.mark.slow
@@ -244,11 +244,11 @@ def test_every_tool_is_listed_read_only_with_its_purpose_and_schema(daemon, code
         return (await client.list_tools()).tools
 
     tools = {tool.name: tool for tool in _session(daemon, code_cache, work)}
-    assert sorted(tools) == sorted(mcp_server.PURPOSE)
+    assert sorted(tools) == sorted(mcp_server.Tools({}).verbs)
     assert {"search", "precedent", "thread", "inflight", "status", "rules", "why", "symbol",
             "grep", "copies", "map", "defs", "refs"} == set(tools)  # fmt: skip
     for name, tool in tools.items():
-        assert tool.description == mcp_server.PURPOSE[name]
+        assert tool.description == verbs.VERBS[name].purpose
         assert tool.annotations.read_only_hint is True, name
         assert tool.annotations.destructive_hint is False, name
         assert tool.input_schema["type"] == "object" and tool.input_schema["properties"], name

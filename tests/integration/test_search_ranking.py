@@ -17,7 +17,7 @@ from relore.contract import render
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import database
 from relore.serve import errors, thread
-from relore.serve.code.why import marts as why
+from relore.serve.clone.why import marts as why
 
 REPO = Repo(4242, "acme/ranking")
 OWNER = gh.user("acme", 9000, "Organization")

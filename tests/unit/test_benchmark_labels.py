@@ -70,7 +70,12 @@ def test_label_rule_catches_labels_committed_with_ranking_code(tmp_path):
 
     git(tmp_path, "init", "-q")
     since = commit({LABELS[0]: "{}\n", "serve/rank.py": "A = 1\n"}, "start")
-    commit({LABELS[0]: "{}\n{}\n", "benchmarks/README.md": "x"}, "labels alone")
+    labels_alone = {
+        LABELS[0]: "{}\n{}\n",
+        "benchmarks/README.md": "x",
+        "benchmarks/results/r.md": "x",
+    }
+    commit(labels_alone, "labels alone")
     assert label_offenders(tmp_path, since) == {}
     tuned = commit({LABELS[0]: "{}\n{}\n{}\n", "serve/rank.py": "A = 2\n"}, "tuned")
     assert label_offenders(tmp_path, since) == {tuned[:8]: ["serve/rank.py"]}

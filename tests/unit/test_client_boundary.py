@@ -133,7 +133,7 @@ def test_mcp_server_loads_no_driver_github_client_or_relore_server_package():
             server = mcp_server.build_server({"RELORE_API": "http://127.0.0.1:9"})
             async with Client(server) as client:
                 tools = (await client.list_tools()).tools
-                assert len(tools) == len(mcp_server.PURPOSE), [t.name for t in tools]
+                assert len(tools) == len(mcp_server.Tools({}).verbs), [t.name for t in tools]
                 result = await client.call_tool("status", {})
                 assert result.is_error and "no relore daemon" in result.content[0].text
 

@@ -11,7 +11,8 @@ import io
 import pytest
 
 from relore.client.cli import main
-from relore.client.definition import VERBS, build_parser, verb_of
+from relore.client.definition import build_parser, verb_of
+from relore.contract.verbs import VERBS
 
 # command lines per verb: accepted ones, refused ones (a bad type, a missing argument, an
 # unknown option), and its help

@@ -15,7 +15,7 @@ import pytest
 from fixtures.code_tree import write_tree
 
 from relore.client import cli
-from relore.lens import confine, engine, index, registry
+from relore.lens import confine, engine, index, pool, registry
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -353,17 +353,17 @@ def test_the_lens_writes_nothing_into_the_tree(tmp_path, env):
 
 
 def test_the_default_cache_is_under_xdg_or_home_never_the_tree(tmp_path):
-    from relore.lens import cache
+    from relore.lens import cache_files
 
-    assert cache.directory({"XDG_CACHE_HOME": "/x"}) == "/x/relore/code"
-    assert cache.directory({"HOME": "/h"}) == "/h/.cache/relore/code"
-    assert cache.directory({"RELORE_CODE_CACHE": "/c", "XDG_CACHE_HOME": "/x"}) == "/c"
+    assert cache_files.directory({"XDG_CACHE_HOME": "/x"}) == "/x/relore/code"
+    assert cache_files.directory({"HOME": "/h"}) == "/h/.cache/relore/code"
+    assert cache_files.directory({"RELORE_CODE_CACHE": "/c", "XDG_CACHE_HOME": "/x"}) == "/c"
     # spelled as pathlib spelled it (the cache's place, and the page's files.cache)
-    assert cache.directory({"RELORE_CODE_CACHE": "/c//d/./"}) == "/c/d"
-    assert cache.directory({"XDG_CACHE_HOME": "/x/"}) == "/x/relore/code"
+    assert cache_files.directory({"RELORE_CODE_CACHE": "/c//d/./"}) == "/c/d"
+    assert cache_files.directory({"XDG_CACHE_HOME": "/x/"}) == "/x/relore/code"
     # each root's directory named by its path's SHA-256, whichever module computes it
     digest = hashlib.sha256(b"/r").hexdigest()[:24]
-    assert cache.root_directory({"RELORE_CODE_CACHE": "/c"}, "/r") == f"/c/{digest}"
+    assert cache_files.root_directory({"RELORE_CODE_CACHE": "/c"}, "/r") == f"/c/{digest}"
 
 
 def test_the_walk_skips_vendored_ignored_huge_and_binary_files(tmp_path, env):
@@ -551,7 +551,7 @@ def test_a_cold_scan_on_several_processes_gives_what_one_process_gives(tmp_path,
     body = (
         "from lib import shared\n\n\nclass K{i}:\n    def go(self):\n        return shared({i})\n"
     )
-    files = {f"pkg/m{i:03d}.py": body.format(i=i) for i in range(index.POOL_MIN_FILES + 6)}
+    files = {f"pkg/m{i:03d}.py": body.format(i=i) for i in range(pool.POOL_MIN_FILES + 6)}
     files["lib.py"] = "def shared(x):\n    return x\n"
     root = write_tree(tmp_path / "tree", files)
     before = engine.parses

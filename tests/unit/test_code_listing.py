@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import pytest
 from fixtures.code_tree import write_tree
 
-from relore.lens import index, listing
+from relore.lens import git_files, index, kept_listings, listing
 
 HOUR_NS = 3600 * 1_000_000_000
 SAID_BY_THE_CACHE = ("parsed", "from_cache", "cache")
@@ -166,7 +166,7 @@ def test_a_deleted_directory_leaves_no_answer_and_no_listing(tree, env):
     (tree / "pkg" / "sub" / "b.py").unlink()
     (tree / "pkg" / "sub").rmdir()
     assert _defined(tree, env, "beta") == []
-    kept = marshal.loads(Path(listing.path_for(env, str(tree))).read_bytes())
+    kept = marshal.loads(Path(kept_listings.path_for(env, str(tree))).read_bytes())
     assert sorted(kept["dirs"]) == ["", "other/", "pkg/"]
 
 
@@ -244,7 +244,7 @@ def test_a_symlink_is_never_read_whatever_its_target_turns_into(tree, env, tmp_p
 def _spoiled(kept: dict, **fields) -> bytes:
     entry = list(kept["dirs"]["pkg/sub/"])
     for field, value in fields.items():
-        entry[getattr(listing, field)] = value
+        entry[getattr(kept_listings, field)] = value
     return marshal.dumps({**kept, "dirs": {**kept["dirs"], "pkg/sub/": tuple(entry)}})
 
 
@@ -268,7 +268,7 @@ SPOILED = {
 @pytest.mark.parametrize("spoil", SPOILED.values(), ids=SPOILED.keys())
 def test_an_unreadable_listing_cache_is_dropped_and_rebuilt(tree, env, spoil):
     assert _defined(tree, env, "beta") == ["pkg/sub/b.py"]
-    path = Path(listing.path_for(env, str(tree)))
+    path = Path(kept_listings.path_for(env, str(tree)))
     path.write_bytes(spoil(marshal.loads(path.read_bytes())))
     # a directory changed: the kept walk cannot answer, the listings are read
     (tree / "pkg" / "sub" / "d.py").write_text("def delta():\n    pass\n")
@@ -280,12 +280,12 @@ def test_an_unreadable_listing_cache_is_dropped_and_rebuilt(tree, env, spoil):
 
 def test_a_listing_cache_naming_paths_outside_its_directory_is_not_followed(tree, env):
     assert _defined(tree, env, "beta") == ["pkg/sub/b.py"]
-    path = Path(listing.path_for(env, str(tree)))
+    path = Path(kept_listings.path_for(env, str(tree)))
     kept = marshal.loads(path.read_bytes())
     entry = list(kept["dirs"]["pkg/"])
-    entry[listing.SOURCES] += "\0../top.py"
-    entry[listing.LANGUAGES] += ["python"]
-    entry[listing.SUBDIRS] += "\0../other"
+    entry[kept_listings.SOURCES] += "\0../top.py"
+    entry[kept_listings.LANGUAGES] += ["python"]
+    entry[kept_listings.SUBDIRS] += "\0../other"
     kept["dirs"]["pkg/"] = tuple(entry)
     path.write_bytes(marshal.dumps(kept))
     Path(listing.walked_path_for(env, str(tree))).unlink()  # the listings are read
@@ -353,11 +353,11 @@ def test_gits_exit_status_is_read_without_output_and_a_hung_command_is_killed(
 ):
     if not pidfd:
         monkeypatch.delattr(os, "pidfd_open", raising=False)
-    assert listing._exit_status(["sh", "-c", "echo out; echo err >&2; exit 3"], 5) == 3
+    assert git_files._exit_status(["sh", "-c", "echo out; echo err >&2; exit 3"], 5) == 3
     assert capfd.readouterr() == ("", "")
-    assert listing._exit_status(["no-such-command-relore"], 5) is None
+    assert git_files._exit_status(["no-such-command-relore"], 5) is None
     started = time.monotonic()
-    assert listing._exit_status(["sleep", "30"], 0.2) is None
+    assert git_files._exit_status(["sleep", "30"], 0.2) is None
     assert time.monotonic() - started < 5
 
 
@@ -369,13 +369,13 @@ def test_gits_listing_is_read_whole_and_a_failed_or_hung_command_gives_none(
         monkeypatch.delattr(os, "pidfd_open", raising=False)
     # more than a pipe holds, with errors on stderr (dropped)
     big = "import sys; sys.stdout.write('x' * 300000 + '\\0end'); sys.stderr.write('noise')"
-    assert listing._output_of([sys.executable, "-c", big], 10) == b"x" * 300000 + b"\0end"
+    assert git_files._output_of([sys.executable, "-c", big], 10) == b"x" * 300000 + b"\0end"
     assert capfd.readouterr() == ("", "")
-    assert listing._output_of(["sh", "-c", "echo partial; exit 1"], 5) is None
-    assert listing._output_of(["no-such-command-relore"], 5) is None
+    assert git_files._output_of(["sh", "-c", "echo partial; exit 1"], 5) is None
+    assert git_files._output_of(["no-such-command-relore"], 5) is None
     started = time.monotonic()
-    assert listing._output_of(["sh", "-c", "echo early; sleep 30"], 0.3) is None
-    assert listing._output_of(["sleep", "30"], 0.2) is None
+    assert git_files._output_of(["sh", "-c", "echo early; sleep 30"], 0.3) is None
+    assert git_files._output_of(["sleep", "30"], 0.2) is None
     assert time.monotonic() - started < 5
 
 

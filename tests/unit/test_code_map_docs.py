@@ -16,7 +16,7 @@ from fixtures.code_tree import INTERNALS, write_tree
 from fixtures.code_tree import by_name as _by_name
 from fixtures.code_tree import names as _names
 
-from relore.lens import docs, engine, index, registry
+from relore.lens import doc_blocks, doc_files, docs, engine, index, registry
 
 EVERY = 100_000  # a page holding every name
 
@@ -78,7 +78,7 @@ def _block_count(monkeypatch) -> list[int]:
         parsed[0] += 1
         return real(provider, source)
 
-    monkeypatch.setattr(docs.engine, "extract", counted)
+    monkeypatch.setattr(engine, "extract", counted)
     return parsed
 
 
@@ -90,7 +90,7 @@ def test_a_readme_of_a_million_fences_parses_a_bounded_number_of_blocks(tmp_path
     root = _tree(tmp_path, {"README.md": fences})
     parsed = _block_count(monkeypatch)
     found = docs.read(root, root, False, registry.by_name("python"))
-    assert found.blocks == parsed[0] <= docs.MAX_BLOCKS
+    assert found.blocks == parsed[0] <= doc_blocks.MAX_BLOCKS
     assert found.cut
     assert found.counts["Router"][0] == found.blocks
 
@@ -103,8 +103,8 @@ def test_a_huge_readme_is_read_only_up_to_its_bound(tmp_path, monkeypatch):
     real = os.read
     monkeypatch.setattr(docs.os, "read", lambda fd, n: reads.append(n) or real(fd, n))
     found = docs.read(root, root, False, registry.by_name("python"))
-    assert sum(reads) <= docs.MAX_DOCUMENT_BYTES + (1 << 16) * 2
-    assert found.code_bytes <= docs.MAX_CODE_BYTES
+    assert sum(reads) <= doc_files.MAX_DOCUMENT_BYTES + (1 << 16) * 2
+    assert found.code_bytes <= doc_blocks.MAX_CODE_BYTES
     assert found.cut
 
 
@@ -128,8 +128,8 @@ def test_a_docs_tree_of_endless_directories_is_walked_a_bounded_way(tmp_path, mo
     real = os.scandir
     monkeypatch.setattr(docs.os, "scandir", lambda p: listed.append(p) or real(p))
     found = docs.read(root, root, False, registry.by_name("python"))
-    assert len(found.documents) == docs.MAX_DOCUMENTS
-    assert len(listed) <= docs.MAX_DIRECTORIES * len(docs.DOCS_DIRS) + 2
+    assert len(found.documents) == doc_files.MAX_DOCUMENTS
+    assert len(listed) <= doc_files.MAX_DIRECTORIES * len(doc_files.DOCS_DIRS) + 2
 
 
 def test_a_site_packages_of_huge_records_reads_a_bounded_number_of_bytes(tmp_path, monkeypatch):
@@ -141,8 +141,8 @@ def test_a_site_packages_of_huge_records_reads_a_bounded_number_of_bytes(tmp_pat
     reads = []
     real = os.read
     monkeypatch.setattr(docs.os, "read", lambda fd, n: reads.append(n) or real(fd, n))
-    assert docs._owning_distribution(str(site / "pkg"), []) is None
-    assert sum(reads) <= docs.MAX_RECORD_BYTES + 2 * docs.MAX_DOCUMENT_BYTES
+    assert doc_files._owning_distribution(str(site / "pkg"), []) is None
+    assert sum(reads) <= doc_files.MAX_RECORD_BYTES + 2 * doc_files.MAX_DOCUMENT_BYTES
 
 
 # what the documentation is worth
@@ -288,11 +288,14 @@ def test_an_old_metadatas_description_header_is_read(tmp_path):
         " .. code-block:: python\n        |\n        |     from pkg import Router\n"
         "Platform: any\n"
     )
-    text, markdown = docs._description(metadata.encode())
+    text, markdown = doc_files._description(metadata.encode())
     assert not markdown
-    assert [tag for tag, _body in docs.blocks(text, docs.MARKDOWN if markdown else docs.REST)] == [
-        "python"
-    ]
+    assert [
+        tag
+        for tag, _body in doc_blocks.blocks(
+            text, doc_files.MARKDOWN if markdown else doc_files.REST
+        )
+    ] == ["python"]
 
 
 def _scores(page: dict) -> list[tuple[str, float]]:
@@ -387,7 +390,7 @@ def test_source_files_are_read_for_examples_up_to_a_budget_in_all(tmp_path, monk
     real = os.read
     monkeypatch.setattr(docs.os, "read", lambda fd, n: reads.append(n) or real(fd, n))
     found = docs.read(root, root, False, registry.by_name("python"), sorted(files))
-    assert sum(reads) <= docs.MAX_SOURCE_BYTES + docs.MAX_DOCUMENT_BYTES + (1 << 16)
+    assert sum(reads) <= docs.MAX_SOURCE_BYTES + doc_files.MAX_DOCUMENT_BYTES + (1 << 16)
     assert found.cut
 
 
@@ -429,10 +432,10 @@ def test_deeply_nested_blocks_are_parsed_in_small_pieces(tmp_path, monkeypatch):
     root = _tree(tmp_path, {"README.md": body})
     sizes = []
     real = engine.extract
-    monkeypatch.setattr(docs.engine, "extract", lambda p, s: sizes.append(len(s)) or real(p, s))
+    monkeypatch.setattr(engine, "extract", lambda p, s: sizes.append(len(s)) or real(p, s))
     found = docs.read(root, root, False, registry.by_name("python"))
-    assert max(sizes) <= docs.MAX_BLOCK_BYTES
-    assert sum(sizes) == found.code_bytes <= docs.MAX_CODE_BYTES
+    assert max(sizes) <= doc_blocks.MAX_BLOCK_BYTES
+    assert sum(sizes) == found.code_bytes <= doc_blocks.MAX_CODE_BYTES
     assert found.cut
 
 

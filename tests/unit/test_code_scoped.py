@@ -14,7 +14,7 @@ from fixtures.code_tree import write_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from relore.lens import cache, confine, engine, index, registry
+from relore.lens import cache, confine, engine, index, pool, registry, sourcefile, tree_scan
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "code"
 PROVIDERS = {p.name: p for p in registry.PROVIDERS}
@@ -28,7 +28,7 @@ def env(tmp_path):
 @pytest.fixture
 def sparse(monkeypatch):
     """Every file scoped however dense the name is in it (these trees are tiny)."""
-    monkeypatch.setattr(index, "DENSE_BYTES", 0)
+    monkeypatch.setattr(sourcefile, "DENSE_BYTES", 0)
 
 
 def _source(language: str, stem: str = "sample") -> bytes:
@@ -177,7 +177,7 @@ def test_a_scoped_record_answers_its_names_from_the_cache_and_reads_the_file_for
 def test_a_file_asked_for_more_than_scoped_names_names_keeps_a_whole_record(
     tmp_path, env, monkeypatch, sparse
 ):
-    monkeypatch.setattr(index, "SCOPED_NAMES", 2)
+    monkeypatch.setattr(tree_scan, "SCOPED_NAMES", 2)
     root = write_tree(tmp_path / "tree", {"m.py": "a = b = c = 1\nprint(a, b, c)\n"})
     for name in ("a", "b"):
         index.refs(name, str(root), env)
@@ -228,13 +228,13 @@ def test_the_byte_sift_finds_what_the_lookbehind_pattern_it_replaced_found(data,
     # a sift that missed a file would drop its rows; one that passed more would only cost
     old = _old_word(name) if name.isascii() else None
     held = name.encode() in data and (old is None or bool(old.search(data)))
-    assert index._holds(data, name) == held
+    assert sourcefile._holds(data, name) == held
 
 
 def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path, env, monkeypatch):
     files = {f"m{i:03d}.py": f"def f{i}():\n    return needle({i})\n" for i in range(90)}
     root = write_tree(tmp_path / "tree", files)
-    here, real, read_here = os.getpid(), index._read_source, []
+    here, real, read_here = os.getpid(), pool._read_source, []
 
     def dies_in_a_worker(job, beneath):
         if os.getpid() != here and job[0].endswith("m042.py"):
@@ -243,7 +243,7 @@ def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path, env, monk
             read_here.append(os.path.basename(job[0]))
         return real(job, beneath)
 
-    monkeypatch.setattr(index, "_read_source", dies_in_a_worker)
+    monkeypatch.setattr(pool, "_read_source", dies_in_a_worker)
     page = index.refs("needle", str(root), env, workers=2, limit=200)
     assert "m042.py" in read_here  # finished here
     alone = {**env, "RELORE_CODE_CACHE": str(tmp_path / "alone")}

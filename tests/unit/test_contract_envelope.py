@@ -8,6 +8,7 @@ import io
 from fixtures import hostile_strings as H
 
 from relore.contract import envelope, render, sanitize
+from relore.contract.render.marks import _f
 
 
 def test_every_retrieved_line_is_marked_including_empty_and_crlf_lines():
@@ -157,7 +158,7 @@ def test_a_string_not_quoted_loses_its_line_breaks_in_the_envelope():
 def test_retrieved_text_cannot_forge_the_renderers_fence():
     hit = envelope.wrap({"title": "a ⟦b⟧ c"})
     assert hit["title"] == "a \\u{27E6}b\\u{27E7} c"
-    assert render._f(hit["title"]) == "⟦a \\u{27E6}b\\u{27E7} c⟧"
+    assert _f(hit["title"]) == "⟦a \\u{27E6}b\\u{27E7} c⟧"
 
 
 def test_every_catalog_string_sanitised_passes_the_oracle():

@@ -9,7 +9,7 @@ from starlette.datastructures import QueryParams
 from relore.client.cli import build_parser
 from relore.contract import limits
 from relore.serve import inputs, openapi, search, thread
-from relore.serve.code import lens
+from relore.serve.clone import grep
 from relore.serve.errors import BadRequest
 from relore.serve.rules import routes as rules_routes
 
@@ -84,11 +84,16 @@ def test_a_page_size_over_the_cap_is_refused_by_the_client_and_the_daemon_alike(
 
 
 def test_the_clone_routes_cap_what_the_contract_says():
-    # serve/code keeps its own names for these; they must stay the contract's numbers
-    assert lens.MAX_PATTERN_CHARS == limits.MAX_PATTERN_CHARS
-    assert lens.GREP_CAP == lens.COPIES_CAP == limits.CLONE_ROWS
+    most, rows = limits.MAX_PATTERN_CHARS, limits.CLONE_ROWS
+    for verb, params in (("grep", {"pattern": "w" * most}), ("copies", {"name": "f"})):
+        params = {**params, "repo": "o/n"}
+        assert {**params, "limit": rows}.items() <= inputs.parse(verb, params).items()
+        with pytest.raises(BadRequest):
+            inputs.parse(verb, {**params, "limit": str(rows + 1)})
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["grep", "w" * (limits.MAX_PATTERN_CHARS + 1), "--repo", "o/n"])
+        build_parser().parse_args(["grep", "w" * (most + 1), "--repo", "o/n"])
+    with pytest.raises(BadRequest):
+        grep.parse_grep({"pattern": "w" * (most + 1), "repo": "o/n"})
 
 
 def test_the_openapi_document_states_the_contracts_limits():
@@ -111,16 +116,11 @@ def test_the_openapi_document_states_the_contracts_limits():
 
 
 @pytest.mark.parametrize(
-    ("verb", "name", "dotted"),
-    [
-        ("symbol", "a.b", False),
-        ("symbol", "x" * 201, False),
-        ("copies", "a." * 16 + "b", True),
-        ("copies", "1abc", True),
-    ],
+    ("verb", "name"),
+    [("symbol", "a.b"), ("symbol", "x" * 201), ("copies", "a." * 16 + "b"), ("copies", "1abc")],
 )
-def test_a_name_the_daemon_refuses_is_refused_by_the_client_first(verb, name, dotted):
+def test_a_name_the_daemon_refuses_is_refused_by_the_client_first(verb, name):
     with pytest.raises(SystemExit):
         build_parser().parse_args([verb, name, "--repo", "o/n"])
     with pytest.raises(BadRequest):
-        inputs.identifier({"name": name}, dotted=dotted)
+        inputs.parse(verb, {"name": name, "repo": "o/n"})

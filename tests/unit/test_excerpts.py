@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from relore.contract import render
+from relore.contract.render.marks import _plural
 from relore.serve import excerpts
 
 TRACEBACK = (
@@ -171,6 +171,6 @@ def test_a_fragment_not_in_the_body_is_left_as_it_is():
 
 
 def test_counts_read_as_english():
-    assert render._plural(2, "directory") == "2 directories"
-    assert render._plural(1, "repository") == "1 repository"
-    assert render._plural(3, "day") == "3 days"
+    assert _plural(2, "directory") == "2 directories"
+    assert _plural(1, "repository") == "1 repository"
+    assert _plural(3, "day") == "3 days"

@@ -8,12 +8,8 @@ import httpx
 import pytest
 from fixtures import http_trap
 
-from relore.extract.github_client import (
-    GitHubClient,
-    GitHubError,
-    parse_link_header,
-    unreachable_origin,
-)
+from relore.extract.github_client import GitHubClient, GitHubError
+from relore.extract.github_urls import parse_link_header, unreachable_origin
 
 CURSOR_NEXT = "https://api.example/repositories/42/issues?per_page=2&after=Y3Vyc29yOnYyOpK0MjAyNC0w%3D%3D&page=2"
 

@@ -1,10 +1,10 @@
-"""``git grep -n -z`` output split as it streams (serve/code/grep_records.py): the same
+"""``git grep -n -z`` output split as it streams (serve/clone/grep_records.py): the same
 records whatever the chunks' cuts, a long line cut while it is read, a record the output
 ends inside counted once and never shown, and linear work on what once went quadratic."""
 
 from __future__ import annotations
 
-from relore.serve.code import grep_records, lens
+from relore.serve.clone import copies, grep_records
 
 OUTPUT = (
     b"plain.py\x0012\x00needle = 1\n"
@@ -84,12 +84,12 @@ def test_output_cut_inside_a_13_mb_line_is_one_partial_record():
 
 def test_a_copies_marker_trailed_by_spaces_parses_without_backtracking():
     spaces = " " * 20_000
-    assert lens.parse_marker(f"# Copied from a.B with x{spaces}y") == ("a.B", "x")
-    assert lens.parse_marker(f"# Copied from a.B with A->B{spaces}") == ("a.B", "A->B")
-    assert lens.parse_marker(f"# Copied from a.B{spaces}") is None  # cut: its end unknown
-    assert lens.parse_marker("# Copied from a.B   ") == ("a.B", None)
-    assert lens.parse_marker("x = 1  // Copied from a.b.C with Foo->Bar") == ("a.b.C", "Foo->Bar")
-    assert lens.parse_marker("# Copied from a.B and more") is None
-    assert lens.parse_marker("# Copied from a.B.") is None
-    assert lens.parse_marker("# Copied from x") is None
-    assert lens.parse_marker("# see # Copied from a.B") == ("a.B", None)
+    assert copies.parse_marker(f"# Copied from a.B with x{spaces}y") == ("a.B", "x")
+    assert copies.parse_marker(f"# Copied from a.B with A->B{spaces}") == ("a.B", "A->B")
+    assert copies.parse_marker(f"# Copied from a.B{spaces}") is None  # cut: its end unknown
+    assert copies.parse_marker("# Copied from a.B   ") == ("a.B", None)
+    assert copies.parse_marker("x = 1  // Copied from a.b.C with Foo->Bar") == ("a.b.C", "Foo->Bar")
+    assert copies.parse_marker("# Copied from a.B and more") is None
+    assert copies.parse_marker("# Copied from a.B.") is None
+    assert copies.parse_marker("# Copied from x") is None
+    assert copies.parse_marker("# see # Copied from a.B") == ("a.B", None)

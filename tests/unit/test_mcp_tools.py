@@ -1,4 +1,4 @@
-"""``relore mcp``'s tools, read off the CLI's parser: without the SDK or a daemon.
+"""``relore mcp``'s tools, made from the verbs' declarations: without the SDK or a daemon.
 
 The stdio server itself, against a running daemon, is ``tests/integration/test_mcp_server.py``.
 """
@@ -13,7 +13,7 @@ import pytest
 
 from relore.client import mcp_server
 from relore.client.exits import ExitStatus, Refused
-from relore.contract import limits
+from relore.contract import limits, verbs
 
 
 @pytest.fixture(scope="module")
@@ -22,18 +22,15 @@ def tools():
 
 
 def test_a_new_verb_without_a_tool_purpose_is_caught(tools):
-    assert set(mcp_server.PURPOSE) == set(tools.verb_parsers) - {"mcp"}
-    assert tools.verbs == [v for v in tools.verb_parsers if v != "mcp"]
+    assert tools.verbs == [v for v in verbs.VERBS if v != "mcp"]
 
 
 def test_a_value_starting_with_a_dash_stays_a_value(tools):
-    words = mcp_server.argv(
-        "grep", tools.verb_parsers["grep"], {"pattern": "-e", "repo": "a/b", "path": "--x"}
-    )
+    words = mcp_server.argv("grep", {"pattern": "-e", "repo": "a/b", "path": "--x"})
     args = tools.parser.parse_args(words)
     assert (args.pattern, args.path, args.repo) == ("-e", "--x", "a/b")
     arguments = {"files": ["-a.py", "b.py"], "repo": "a/b"}
-    words = mcp_server.argv("rules", tools.verb_parsers["rules"], arguments)
+    words = mcp_server.argv("rules", arguments)
     assert tools.parser.parse_args(words).files == ["-a.py", "b.py"]
 
 
@@ -88,12 +85,11 @@ def test_relore_mcp_without_the_sdk_says_which_extra_to_install():
 def test_the_search_query_is_q_as_over_http_and_text_is_still_taken(tools):
     """The query was ``q`` over HTTP and ``text`` over MCP: one name, ``q`` (the HTTP API's,
     the older public one); ``text``, MCP's old spelling, is still accepted."""
-    schema = mcp_server.input_schema(tools.verb_parsers["search"])["properties"]
+    schema = mcp_server.input_schema(verbs.VERBS["search"])["properties"]
     assert "q" in schema and "the same as q" in schema["text"]["description"]
-    parser = tools.verb_parsers["search"]
     for arguments in ({"q": "-KeyError x", "repo": "a/b"}, {"text": "-KeyError x", "repo": "a/b"}):
-        args = tools.parser.parse_args(mcp_server.argv("search", parser, arguments))
+        args = tools.parser.parse_args(mcp_server.argv("search", arguments))
         assert (args.q, args.repo) == ("-KeyError x", "a/b")
     with pytest.raises(Refused) as refused:
-        mcp_server.argv("search", parser, {"q": "a", "text": "b"})
+        mcp_server.argv("search", {"q": "a", "text": "b"})
     assert refused.value.status == ExitStatus.USAGE and "q" in refused.value.line

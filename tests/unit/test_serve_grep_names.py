@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from relore.serve.code import lens
+from relore.serve.clone import copies, grep
 
 NAMES = [
     "plain.py",
@@ -37,7 +37,7 @@ def test_grep_counts_a_match_once_whatever_its_file_name_holds(tmp_path):
     clone = _repo(tmp_path)
     request = {"repo": "o/n", "pattern": "needle", "fixed": True, "ignore_case": False,
                "path": None, "limit": 50}  # fmt: skip
-    page = asyncio.run(lens.grep(request, clone))
+    page = asyncio.run(grep.grep(request, clone))
     assert page["total"] == len(NAMES)
     assert page["files"] == len(NAMES)
     assert sorted(m["path"] for m in page["matches"]) == sorted(NAMES)
@@ -46,7 +46,7 @@ def test_grep_counts_a_match_once_whatever_its_file_name_holds(tmp_path):
 
 def test_copies_reads_every_marker_and_its_definition_whatever_the_file_name(tmp_path):
     clone = _repo(tmp_path)
-    page = asyncio.run(lens.copies({"repo": "o/n", "name": "base.Base", "limit": 50}, clone))
+    page = asyncio.run(copies.copies({"repo": "o/n", "name": "base.Base", "limit": 50}, clone))
     assert page["total"] == len(NAMES)
     assert sorted(row["path"] for row in page["copies"]) == sorted(NAMES)
     assert all(row["copy"] and row["copy"]["line"] == 3 for row in page["copies"])

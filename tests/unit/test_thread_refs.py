@@ -61,7 +61,7 @@ def test_the_short_forms_still_read_as_before(ref, expected):
 
 
 def _params(*argv: str) -> dict:
-    return cli._thread_params(build_parser(verb=argv[0]).parse_args(list(argv)))
+    return cli.request(build_parser(verb=argv[0]).parse_args(list(argv)), {})[1]
 
 
 def test_a_comment_anchor_opens_that_comment_like_comment_does():

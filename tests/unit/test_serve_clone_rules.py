@@ -13,10 +13,10 @@ import pytest
 from relore.contract import places
 from relore.operate import clone as clone_mod
 from relore.serve import inputs
-from relore.serve.code.git import Budget, Git, GitTimeout
-from relore.serve.code.lens import _points_at
-from relore.serve.code.why import history
-from relore.serve.code.why import lines as why_lines
+from relore.serve.clone.copies import _points_at
+from relore.serve.clone.git import Budget, Git, GitTimeout
+from relore.serve.clone.why import history
+from relore.serve.clone.why import lines as why_lines
 from relore.serve.errors import BadRequest
 
 PY = [
@@ -113,7 +113,7 @@ def test_a_commit_subject_names_the_pull_request_squash_or_merge(subject, number
     ],
 )
 def test_a_relative_path_is_normalised(value, expected):
-    assert inputs.path({"path": value}) == expected
+    assert inputs.parse("why", {"repo": "o/n", "path": value, "line": "1"})["path"] == expected
 
 
 @pytest.mark.parametrize(
@@ -121,13 +121,13 @@ def test_a_relative_path_is_normalised(value, expected):
 )
 def test_a_path_that_leaves_the_repository_or_is_not_one_is_refused(value):
     with pytest.raises(BadRequest):
-        inputs.path({"path": value})
+        inputs.parse("why", {"repo": "o/n", "path": value, "line": "1"})
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "x", "", "1.5", "99999999999"])
 def test_a_line_that_is_not_a_positive_whole_number_is_refused(value):
     with pytest.raises(BadRequest):
-        inputs.line({"line": value})
+        inputs.parse("why", {"repo": "o/n", "path": "a.py", "line": value})
 
 
 @pytest.mark.parametrize("repo", ["../..", "acme/..", "../x", "a/.", "nope", "a/b/c", "a/b\n"])
@@ -190,7 +190,7 @@ def test_the_pickaxe_budget_refuses_a_fourth_walk(tmp_path):
     budget = Budget(max_pickaxe_walks=3)
     budget.pickaxe_walks = 3
     git = Git(tmp_path, budget)
-    from relore.serve.code.git import BudgetSpent
+    from relore.serve.clone.git import BudgetSpent
 
     with pytest.raises(BudgetSpent):
         asyncio.run(git.run(["log", "-S", "x"], what="git log -S x", walk="pickaxe"))

@@ -8,7 +8,7 @@ expression, or a fixed string with ``fixed=1``), ``ignore_case``, ``path``, ``li
 ``copies``: ``name`` (an identifier or dotted name), ``limit``.
 
 Every line, path and subject read from the clone is redacted by the marts' catalog before
-it is quoted (``relore.serve.code.redaction``: one query per page, as the reader).
+it is quoted (``relore.serve.clone.redaction``: one query per page, as the reader).
 
 Bad input is a 400, something the clone does not hold a 404, a repository with no clone (or
 a daemon that cannot run git or parse the tree) a 503 that says what to do: each a
@@ -28,12 +28,12 @@ from starlette.routing import Route
 
 from relore.contract import envelope
 from relore.serve import responses
-from relore.serve.code import clones, lens
-from relore.serve.code.git import GitFailed, GitTimeout
-from relore.serve.code.why import answer as why_mod
+from relore.serve.clone import clones, copies, grep, symbol
+from relore.serve.clone.git import GitFailed, GitTimeout
+from relore.serve.clone.why import answer as why_mod
 from relore.serve.errors import ClientGone, Unavailable
 
-log = logging.getLogger("relore.serve.code")
+log = logging.getLogger("relore.serve.clone")
 
 
 async def _disconnected(request: Request) -> None:
@@ -90,19 +90,19 @@ async def why_endpoint(request: Request) -> Response:
 
 
 # symbol, grep and copies take the pool as a keyword: the lines they print are redacted by
-# the marts' catalog through it (relore.serve.code.redaction)
+# the marts' catalog through it (relore.serve.clone.redaction)
 
 
 async def symbol_endpoint(request: Request) -> Response:
-    return await _answer(request, lens.parse_symbol, lens.symbol)
+    return await _answer(request, symbol.parse_symbol, symbol.symbol)
 
 
 async def grep_endpoint(request: Request) -> Response:
-    return await _answer(request, lens.parse_grep, lens.grep)
+    return await _answer(request, grep.parse_grep, grep.grep)
 
 
 async def copies_endpoint(request: Request) -> Response:
-    return await _answer(request, lens.parse_copies, lens.copies)
+    return await _answer(request, copies.parse_copies, copies.copies)
 
 
 def routes(prefix: str) -> list[Route]:

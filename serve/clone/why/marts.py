@@ -13,7 +13,7 @@ from psycopg_pool import AsyncConnectionPool
 from relore.contract import stamps
 from relore.contract.envelope import one_line
 from relore.serve import repos
-from relore.serve.code.why.history import Commit, subject_number
+from relore.serve.clone.why.history import Commit, subject_number
 from relore.serve.thread import WHOLE_COMMENT, comment_row
 
 NEAR_LINES = 10

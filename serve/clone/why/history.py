@@ -2,7 +2,7 @@
 the origin chain (``git log -S`` on the line's most distinctive word that reaches further
 back than the revision chain), and the first-parent merge that carried a commit.
 
-Every walk runs through :class:`~relore.serve.code.git.Git` under the request's budget: at
+Every walk runs through :class:`~relore.serve.clone.git.Git` under the request's budget: at
 most ``MAX_PICKAXE_WALKS`` full-history pickaxe walks, one deadline.
 """
 
@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 from relore.contract import stamps
 from relore.contract.envelope import one_line
-from relore.serve.code.git import Budget, BudgetSpent, Git, GitFailed, GitTimeout
-from relore.serve.code.why.lines import DECLINED, candidates, decline_reason
+from relore.serve.clone.git import Budget, BudgetSpent, Git, GitFailed, GitTimeout
+from relore.serve.clone.why.lines import DECLINED, candidates, decline_reason
 
 REVISIONS_CAP = 20
 ORIGIN_CAP = 10

@@ -36,7 +36,7 @@ def _sendable(text: str | None) -> str | None:
 async def redact(pool: AsyncConnectionPool | None, texts: Sequence[str | None]) -> list[str | None]:
     """``texts`` redacted, in order (None stays None), in one query. ``pool`` None is a
     caller with no database (the lens's own tests of parsing): the texts come back as they
-    are. Every route passes the daemon's pool (serve/code/routes.py)."""
+    are. Every route passes the daemon's pool (serve/clone/routes.py)."""
     if pool is None:
         return list(texts)
     sendable = [_sendable(text) for text in texts]

@@ -29,9 +29,9 @@ from psycopg_pool import AsyncConnectionPool
 from relore.contract.envelope import quote
 from relore.contract.sanitize import fence
 from relore.serve import inputs
-from relore.serve.code import redaction
-from relore.serve.code.git import Budget, Git, GitFailed
-from relore.serve.code.why.history import (
+from relore.serve.clone import redaction
+from relore.serve.clone.git import Budget, Git, GitFailed
+from relore.serve.clone.why.history import (
     MAX_PICKAXE_WALKS,
     Commit,
     blame_row,
@@ -40,8 +40,8 @@ from relore.serve.code.why.history import (
     revision_chain,
     subject_number,
 )
-from relore.serve.code.why.lines import file_lines
-from relore.serve.code.why.marts import (
+from relore.serve.clone.why.lines import file_lines
+from relore.serve.clone.why.marts import (
     Marts,
     aliases,
     map_commits,
@@ -63,11 +63,7 @@ class WhyRequest:
 
 
 def parse_request(params) -> WhyRequest:
-    return WhyRequest(
-        repo=inputs.repo(params),
-        path=inputs.path(params),
-        line=inputs.line(params),
-    )
+    return WhyRequest(**inputs.parse("why", params))  # as contract/verbs declares it
 
 
 async def why(pool: AsyncConnectionPool, request: WhyRequest, clone: Path) -> dict:
