@@ -16,7 +16,7 @@ import psycopg
 
 from relore.operate.exits import ExitStatus
 from relore.serve import repos
-from relore.serve.lexical import store
+from relore.serve.lexical import build, generations, store
 
 PROGRESS_EVERY_S = 2.0
 
@@ -26,7 +26,7 @@ def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json:
 
     url = database.serving_reader_url(env)
     with psycopg.connect(url, autocommit=True) as conn:
-        indexes = store.for_connection(conn, store.index_root(env))
+        indexes = store.for_connection(conn, generations.index_root(env))
         targets = repos.targets(conn, repo)
         if targets is None:
             print(f"relored: {repo} is not indexed here (run dbt build first)", file=err)
@@ -40,7 +40,7 @@ def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json:
                 shown[0] = time.monotonic()
                 print(f"{name}: {written:,} documents indexed…", file=err, flush=True)
 
-        done = store.refresh(
+        done = build.refresh(
             indexes.conninfo,
             indexes.reader(repo_id).repo_dir,
             repo_id,

@@ -29,7 +29,7 @@ from relore.contract.limits import (
 )
 from relore.serve import excerpts, fused, inputs, notices, page_hits, ranking, repos
 from relore.serve.errors import BadRequest
-from relore.serve.lexical import query, store
+from relore.serve.lexical import generations, query, store
 from relore.serve.semantic import fusion
 from relore.serve.terms import MAX_TERMS
 from relore.serve.terms import TERM_RE as _TERM_RE
@@ -286,7 +286,7 @@ async def _prepare(cur, request: SearchRequest, repo_id: int) -> _Prepared:
         indexes = store.for_connection(cur.connection)
         searcher = await indexes.fresh(cur.connection, repo_id, resolved)
         threads = indexes.reader(repo_id).thread_searcher()
-    state = (resolved["database_oid"], store.Marks.of(resolved))
+    state = (resolved["database_oid"], generations.Marks.of(resolved))
     filters = _filters(request, normalized)
     named = tuple(resolved["named_files"] or ())
     return _Prepared(

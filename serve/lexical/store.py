@@ -1,34 +1,16 @@
-"""Where the indexes live, and how they are built, refreshed and read while refreshed.
+"""The indexes a process reads: one per repository, reloaded when a build or refresh moves
+``current.json``, refreshed first when the marts were written since its marks.
 
-Layout, under the index root (``$RELORE_INDEX_DIR``, default ``$RELORE_HOME/search-index``)::
-
-    <database key>/<repo_id>/current.json   {"layout", "database_oid", "generation", "marks"}
-    <database key>/<repo_id>/g<generation>/ tantivy's files: one document per live document
-    <database key>/<repo_id>/g<generation>/threads/  one document per thread (its own words)
-    <database key>/<repo_id>/.lock          one writer at a time, across processes
-
-A full build writes a new generation directory and then replaces ``current.json`` (an atomic
-rename), so a reader sees the old index or the new one, never half of one. A refresh writes
-into the current generation through tantivy's own commit (new segments, then its meta file
-atomically), then moves the marks. A reader whose reload fails (a segment merged away under
-it) keeps the searcher it has: every page comes from a complete index.
-
-The index is a cache of the marts: deleting the root loses nothing but the time to rebuild.
+A reader whose reload fails (a segment merged away under it) keeps the searcher it has:
+every page comes from a complete index. Layout on disk: ``generations.py``; writing:
+``build.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import fcntl
-import hashlib
-import json
 import logging
-import os
-import shutil
 import threading
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -36,270 +18,19 @@ import psycopg
 import tantivy
 from psycopg.rows import dict_row
 
-from relore.contract.places import relore_home
 from relore.serve.errors import Unavailable
-from relore.serve.lexical import results, schema, source
+from relore.serve.lexical import results, source
+from relore.serve.lexical.build import refresh
+from relore.serve.lexical.generations import (
+    Current,
+    Marks,
+    database_key,
+    index_root,
+    open_index,
+    open_threads,
+)
 
 log = logging.getLogger("relore.index")
-
-WRITER_HEAP = 128_000_000
-BATCH = 2000
-# threads read per slice of a build: their signals are held in memory meanwhile
-THREAD_SLICE = 2000
-
-
-def index_root(env=None) -> Path:
-    env = os.environ if env is None else env
-    if env.get("RELORE_INDEX_DIR"):
-        return Path(env["RELORE_INDEX_DIR"]).expanduser().resolve()
-    return relore_home(env) / "search-index"
-
-
-def database_key(host: str | None, port: int | str | None, dbname: str) -> str:
-    """A directory name per database server and database (a socket path or a host)."""
-    digest = hashlib.sha256(f"{host}\0{port}\0{dbname}".encode()).hexdigest()[:12]
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in dbname)[:40]
-    return f"{safe}-{digest}"
-
-
-@dataclass(frozen=True)
-class Marks:
-    """The newest ``written_at`` of each mart the index follows (``source.FOLLOWED``, in that
-    order; ISO text, or None before anything was built)."""
-
-    values: tuple[str | None, ...]
-
-    @classmethod
-    def of(cls, row: dict) -> Marks:
-        return cls(tuple(row[k].isoformat() if row[k] else None for k in source.FOLLOWED))
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Marks:
-        return cls(tuple(data.get(k) for k in source.FOLLOWED))
-
-    def as_dict(self) -> dict:
-        return dict(zip(source.FOLLOWED, self.values, strict=True))
-
-
-@dataclass(frozen=True)
-class Current:
-    """What ``current.json`` says: the generation readers open and what it was built to."""
-
-    generation: int
-    database_oid: int
-    marks: Marks
-    built_at: float
-    refreshed_at: float
-
-    @classmethod
-    def read(cls, repo_dir: Path) -> Current | None:
-        try:
-            data = json.loads((repo_dir / "current.json").read_text())
-        except (FileNotFoundError, ValueError):
-            return None
-        if data.get("layout") != schema.LAYOUT:
-            return None
-        return cls(
-            data["generation"],
-            data["database_oid"],
-            Marks.from_dict(data["marks"]),
-            data["built_at"],
-            data["refreshed_at"],
-        )
-
-    def write(self, repo_dir: Path) -> None:
-        data = {
-            "layout": schema.LAYOUT,
-            "generation": self.generation,
-            "database_oid": self.database_oid,
-            "marks": self.marks.as_dict(),
-            "built_at": self.built_at,
-            "refreshed_at": self.refreshed_at,
-        }
-        temporary = repo_dir / f"current.json.{os.getpid()}.{threading.get_ident()}"
-        temporary.write_text(json.dumps(data))
-        os.replace(temporary, repo_dir / "current.json")
-
-
-def _open(path: Path) -> tantivy.Index:
-    index = tantivy.Index(schema.SCHEMA, path=str(path), reuse=True)
-    index.register_tokenizer(schema.TOKENIZER, schema.analyzer())
-    return index
-
-
-THREADS = "threads"
-
-
-def _open_threads(generation: Path) -> tantivy.Index:
-    """A generation's threads index (built and refreshed beside its documents)."""
-    (generation / THREADS).mkdir(exist_ok=True)
-    return _open(generation / THREADS)
-
-
-@dataclass
-class _Writers:
-    documents: object
-    threads: object
-
-    @classmethod
-    def of(cls, generation: Path) -> _Writers:
-        return cls(
-            _open(generation).writer(heap_size=WRITER_HEAP, num_threads=1),
-            _open_threads(generation).writer(heap_size=WRITER_HEAP // 2, num_threads=1),
-        )
-
-    def delete_threads(self, threads: list[int]) -> None:
-        for start_at in range(0, len(threads), 10_000):
-            chunk = threads[start_at : start_at + 10_000]
-            for writer in (self.documents, self.threads):
-                writer.delete_documents_by_query(
-                    tantivy.Query.term_set_query(schema.SCHEMA, schema.THREAD, chunk)
-                )
-
-    def commit(self) -> None:
-        for writer in (self.documents, self.threads):
-            writer.commit()
-            writer.wait_merging_threads()
-
-
-class _Lock:
-    """One writer per repository index, across processes (flock on ``.lock``)."""
-
-    def __init__(self, repo_dir: Path):
-        repo_dir.mkdir(parents=True, exist_ok=True)
-        self._file = open(repo_dir / ".lock", "a+")  # noqa: SIM115 - released in __exit__
-
-    def __enter__(self):
-        fcntl.flock(self._file, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc):
-        fcntl.flock(self._file, fcntl.LOCK_UN)
-        self._file.close()
-
-
-@dataclass(frozen=True)
-class Refreshed:
-    repo_id: int
-    action: str  # "built", "refreshed", "unchanged"
-    threads: int  # threads re-read (every thread on a build)
-    documents: int  # documents written
-    seconds: float
-    generation: int
-
-
-def _signals(conn, repo_id: int, threads: list[int]) -> dict[int, dict[str, set[str]]]:
-    """Each thread's signals as index terms (schema.signal_terms), read once per pass."""
-    found: dict[int, dict[str, set[str]]] = {}
-    with conn.cursor(name="relore_index_signals") as cur:
-        cur.itersize = 20_000
-        cur.execute(source.SIGNALS, {"repo_id": repo_id, "threads": threads})
-        for row in cur:
-            value = row["value"]
-            if not value or len(value.encode()) > schema.MAX_TERM_BYTES:
-                continue
-            fields = found.setdefault(row["thread_number"], {})
-            for name, term in schema.signal_terms(row["kind"], value):
-                fields.setdefault(name, set()).add(term)
-    return found
-
-
-def _add_rows(conn, writers: _Writers, repo_id: int, threads: list[int] | None, progress) -> int:
-    """Every live document of ``threads`` (None: of every thread), and each thread as one
-    document of the threads index, read a slice of threads at a time so only one slice's
-    signals and words are held in memory."""
-    if threads is None:
-        found = conn.execute(source.ALL_THREADS, {"repo_id": repo_id}).fetchone()
-        threads = found["threads"]
-    written = 0
-    for start in range(0, len(threads), THREAD_SLICE):
-        part = threads[start : start + THREAD_SLICE]
-        signals = _signals(conn, repo_id, part)
-        words: dict[int, list[str]] = {}
-        states: dict[int, list[str]] = {}
-        with conn.cursor(name="relore_index_rows") as cur:
-            cur.execute(source.ROWS, {"repo_id": repo_id, "threads": part})
-            while rows := cur.fetchmany(BATCH):
-                for row in rows:
-                    thread = row["thread_number"]
-                    writers.documents.add_document(schema.document(row, signals.get(thread)))
-                    said = row["thread_lexemes"] or row["lexemes"]
-                    if row["trust_tier"] in schema.THREAD_TIERS and said:
-                        words.setdefault(thread, []).append(said)
-                        states[thread] = schema.thread_states(row["github_state"], row["is_merged"])
-                written += len(rows)
-                if progress:
-                    progress(written)
-        for thread, held in words.items():
-            writers.threads.add_document(
-                schema.thread_document(thread, held, states[thread], signals.get(thread))
-            )
-    return written
-
-
-def refresh(
-    conninfo: str,
-    repo_dir: Path,
-    repo_id: int,
-    *,
-    full: bool = False,
-    progress: Callable[[int], None] | None = None,
-) -> Refreshed:
-    """Bring one repository's index up to the marts: build it (first time, another
-    database, another layout, or ``full``) or re-read the threads written since its marks."""
-    start = time.perf_counter()
-    with _Lock(repo_dir), psycopg.connect(conninfo, row_factory=dict_row) as conn:
-        # one snapshot: the marks and the rows they cover agree
-        conn.execute("begin isolation level repeatable read read only")
-        meta = conn.cursor()
-        found = meta.execute(source.MARKS, {"repo_id": repo_id}).fetchone()
-        oid, marks = found["database_oid"], Marks.of(found)
-        current = Current.read(repo_dir)
-        if current and current.database_oid == oid and not full:
-            if current.marks == marks:
-                conn.rollback()
-                return Refreshed(repo_id, "unchanged", 0, 0, 0.0, current.generation)
-            since = {
-                "repo_id": repo_id,
-                **{k: v or "-infinity" for k, v in current.marks.as_dict().items()},
-            }
-            threads = meta.execute(source.CHANGED_THREADS, since).fetchone()["threads"]
-            writers = _Writers.of(repo_dir / f"g{current.generation}")
-            writers.delete_threads(threads)
-            written = _add_rows(conn, writers, repo_id, threads, progress)
-            writers.commit()
-            conn.rollback()
-            now = time.time()
-            Current(current.generation, oid, marks, current.built_at, now).write(repo_dir)
-            return Refreshed(
-                repo_id,
-                "refreshed",
-                len(threads),
-                written,
-                time.perf_counter() - start,
-                current.generation,
-            )
-        generation = (current.generation + 1) if current else 1
-        path = repo_dir / f"g{generation}"
-        shutil.rmtree(path, ignore_errors=True)
-        path.mkdir(parents=True)
-        writers = _Writers.of(path)
-        written = _add_rows(conn, writers, repo_id, None, progress)
-        writers.commit()
-        conn.rollback()
-        now = time.time()
-        Current(generation, oid, marks, now, now).write(repo_dir)
-        _remove_old_generations(repo_dir, generation)
-        return Refreshed(repo_id, "built", -1, written, time.perf_counter() - start, generation)
-
-
-def _remove_old_generations(repo_dir: Path, keep: int) -> None:
-    """Generations before the one just written. A process still reading one keeps its open
-    files (unlinked files stay readable until closed)."""
-    for child in repo_dir.iterdir():
-        number = child.name[1:]
-        if child.is_dir() and child.name[:1] == "g" and number.isdigit() and int(number) < keep:
-            shutil.rmtree(child, ignore_errors=True)
 
 
 class Reader:
@@ -341,7 +72,7 @@ class Reader:
         try:
             if current.generation != self._generation or self._index is None:
                 generation = self.repo_dir / f"g{current.generation}"
-                index, threads = _open(generation), _open_threads(generation)
+                index, threads = open_index(generation), open_threads(generation)
             else:
                 index, threads = self._index, self._threads
                 index.reload()

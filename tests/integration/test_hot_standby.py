@@ -31,7 +31,7 @@ from relore.operate import cli as relored
 from relore.operate import database, replica
 from relore.serve import status
 from relore.serve.app import WHERE_EVERY_S
-from relore.serve.lexical import store
+from relore.serve.lexical import generations
 
 pytestmark = pytest.mark.slow  # dbt builds of its own: make test-fast skips it
 
@@ -202,7 +202,7 @@ def test_search_on_a_standby_builds_its_own_index_from_the_standbys_marts(daemon
     index = repo["search_index"]
     assert index["state"] == "current" and index["documents"] > 0
     # keyed by the server the daemon reads: the standby's port, never the primary's
-    key = store.database_key(replica.LOOPBACK, daemon["port"], database.DATABASE_NAME)
+    key = generations.database_key(replica.LOOPBACK, daemon["port"], database.DATABASE_NAME)
     assert Path(index["path"]).parent == daemon["index"].resolve() / key
 
 

@@ -25,7 +25,7 @@ from relore.operate import cli as operate_cli
 from relore.operate import database
 from relore.serve import errors, status
 from relore.serve.app import Settings, create_app
-from relore.serve.lexical import schema, store
+from relore.serve.lexical import generations, schema, store
 
 REPO = Repo(4545, "acme/evidence")
 OWNER = gh.user("acme", 9100, "Organization")
@@ -245,7 +245,7 @@ def test_a_small_build_refreshes_only_its_threads_and_the_new_words_are_found(
     hits = indexes.results.hits
     assert _search(world_copy, q="quokka", repo=REPO.full_name)["hits"] == []
     assert indexes.results.hits == hits + 1  # the same request at the same marks: cached
-    before = store.Current.read(indexes.reader(REPO.repo_id).repo_dir)
+    before = generations.Current.read(indexes.reader(REPO.repo_id).repo_dir)
     threads_before = indexes.reader(REPO.repo_id).thread_searcher().num_docs
     with (
         psycopg.connect(world_copy, autocommit=True) as conn,
@@ -261,7 +261,7 @@ def test_a_small_build_refreshes_only_its_threads_and_the_new_words_are_found(
     # of threads, the thread shown by the comment that names the file
     page = _search(world_copy, q="", file="quokka_io.py", repo=REPO.full_name)
     assert [h["document_id"] for h in page["hits"]] == ["issue_comment:720"]
-    after = store.Current.read(indexes.reader(REPO.repo_id).repo_dir)
+    after = generations.Current.read(indexes.reader(REPO.repo_id).repo_dir)
     # the same generation, refreshed in place: one thread re-read, not the repository
     assert after.generation == before.generation
     assert after.refreshed_at > before.refreshed_at and after.marks != before.marks

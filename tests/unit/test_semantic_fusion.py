@@ -100,7 +100,7 @@ def test_without_meaning_a_question_or_description_leans_on_whole_threads(shape:
     order = fusion.fuse(
         {"words": _leg(2, 3, 4, 5, 1), "thread": _leg(1, *range(6, 14), 2)}, weights
     )
-    assert [t for t, _ in order][0] == 1
+    assert next(t for t, _ in order) == 1
 
 
 def test_a_file_described_keeps_its_weights_without_meaning_and_admits_any_word():
