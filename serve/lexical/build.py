@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
@@ -33,6 +34,7 @@ BATCH = 2000
 THREAD_SLICE = 2000
 
 
+@dataclass
 class Writers:
     documents: object
     threads: object
@@ -58,6 +60,7 @@ class Writers:
             writer.wait_merging_threads()
 
 
+@dataclass(frozen=True)
 class Refreshed:
     repo_id: int
     action: str  # "built", "refreshed", "unchanged"

@@ -119,7 +119,6 @@ def open_threads(generation: Path) -> tantivy.Index:
     return open_index(generation / THREADS)
 
 
-@dataclass
 class Lock:
     """One writer per repository index, across processes (flock on ``.lock``)."""
 
@@ -136,7 +135,6 @@ class Lock:
         self._file.close()
 
 
-@dataclass(frozen=True)
 def remove_old_generations(repo_dir: Path, keep: int) -> None:
     """Generations before the one just written. A process still reading one keeps its open
     files (unlinked files stay readable until closed)."""
