@@ -5,7 +5,8 @@
     compares each such thread's new set with the one stored (every column but the keys,
     source_loaded_at and written_at) and, for the threads whose set changed, deletes every
     stored row and inserts the new ones. A thread whose set emptied is cleared, one whose set
-    did not change is not touched, so a build with nothing new writes nothing.
+    did not change is not touched, so a build with nothing new writes nothing. The insert is
+    the last statement: its row count is what vacuum_built_tables reads (macros/maintenance.sql).
 -#}
 {% macro get_incremental_replace_thread_sets_sql(arg_dict) -%}
 {%- set target = arg_dict['target_relation'] -%}
@@ -23,7 +24,7 @@
 {%- set replaced = adapter.quote(temp.identifier ~ '__replaced') -%}
 drop table if exists {{ replaced }};
 
-    create temporary table {{ replaced }} as
+    create temporary table {{ replaced }} on commit drop as
     with new_sets as (
         select
             {{ keys | join(', ') }},
@@ -85,9 +86,7 @@ drop table if exists {{ replaced }};
 {%- for key in keys %}
                     replaced.{{ key }} = candidate.{{ key }}{{ ' and' if not loop.last }}
 {%- endfor %}
-        );
-
-    drop table {{ replaced }}
+        )
 {%- endmacro %}
 
 {#-
