@@ -1,8 +1,5 @@
 -- Every signal row names a thread in threads (no orphan signal rows).
-{%- for model_name in [
-    'thread_files', 'thread_symbols', 'thread_commits', 'thread_errors', 'thread_tests',
-    'thread_links', 'semantic_passages',
-] %}
+{%- for model_name in signal_marts() + ['semantic_passages'] %}
     select
         '{{ model_name }}' as signal_table,
         signals.repo_id,

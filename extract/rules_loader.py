@@ -181,9 +181,42 @@ def _lock(cur: psycopg.Cursor, repo: str) -> None:
 
 
 def repo_id_for(cur: psycopg.Cursor, repo: str) -> int | None:
-    cur.execute("select repo_id from ops.repos where lower(full_name) = %s", (repo,))
+    """The repository's id: the one whose current name it is, else the one GitHub redirects
+    it to (a former name, ops.repo_names); None while it was never extracted."""
+    cur.execute(
+        """
+        select repo_id from ops.repos where lower(full_name) = %(repo)s
+        union all
+        select repo_id from ops.repo_names where name = %(repo)s and repo_id is not null
+        limit 1
+        """,
+        {"repo": repo.lower()},
+    )
     row = cur.fetchone()
     return row[0] if row else None
+
+
+# The repository's rows of raw.rule_files or raw.rule_edits: landed with its repo_id, or
+# without one under any name it answers to (a rename keeps its rules: dbt's int_rules
+# resolves them the same way).
+OF_REPOSITORY = "(repo_id = %(repo_id)s or (repo_id is null and repo = any(%(names)s)))"
+
+
+def _keys(cur: psycopg.Cursor, repo: str) -> dict:
+    repo = repo.lower()
+    repo_id = repo_id_for(cur, repo)
+    names = {repo}
+    if repo_id is not None:
+        cur.execute(
+            """
+            select lower(full_name) from ops.repos where repo_id = %(repo_id)s
+            union
+            select name from ops.repo_names where repo_id = %(repo_id)s
+            """,
+            {"repo_id": repo_id},
+        )
+        names.update(row[0] for row in cur.fetchall())
+    return {"repo_id": repo_id, "names": sorted(names)}
 
 
 def land_rules(conn: psycopg.Connection, repo: str, path: str, rules: list[dict]) -> LoadResult:
@@ -196,8 +229,9 @@ def land_rules(conn: psycopg.Connection, repo: str, path: str, rules: list[dict]
         _lock(cur, repo)
         repo_id = repo_id_for(cur, repo)
         cur.execute(
-            "select payload_hash from raw.rule_files where repo = %s order by row_id desc limit 1",
-            (repo,),
+            f"select payload_hash from raw.rule_files where {OF_REPOSITORY}"
+            " order by row_id desc limit 1",
+            _keys(cur, repo),
         )
         latest = cur.fetchone()
         written = latest is None or latest[0] != digest
@@ -214,12 +248,12 @@ def land_rules(conn: psycopg.Connection, repo: str, path: str, rules: list[dict]
 
 def loaded_rule_ids(conn: psycopg.Connection, repo: str) -> list[str] | None:
     """The ids in the repository's latest rules file (None: no file loaded)."""
-    row = conn.execute(
-        """
-        select payload from raw.rule_files where repo = %s order by row_id desc limit 1
-        """,
-        (repo.lower(),),
-    ).fetchone()
+    with conn.cursor() as cur:
+        cur.execute(
+            f"select payload from raw.rule_files where {OF_REPOSITORY} order by row_id desc limit 1",
+            _keys(cur, repo),
+        )
+        row = cur.fetchone()
     if row is None:
         return None
     return [r["id"] for r in row[0]["rules"]]
@@ -267,16 +301,17 @@ def land_edit(
 
 def last_landed(conn: psycopg.Connection, repo: str) -> datetime | None:
     """When the repository's rules last changed in raw (a load or an edit)."""
-    row = conn.execute(
-        """
-        select greatest(
-            (select max(loaded_at) from raw.rule_files where repo = %(repo)s),
-            (select max(edited_at) from raw.rule_edits where repo = %(repo)s)
+    with conn.cursor() as cur:
+        cur.execute(
+            f"""
+            select greatest(
+                (select max(loaded_at) from raw.rule_files where {OF_REPOSITORY}),
+                (select max(edited_at) from raw.rule_edits where {OF_REPOSITORY})
+            )
+            """,
+            _keys(cur, repo),
         )
-        """,
-        {"repo": repo.lower()},
-    ).fetchone()
-    return row[0]
+        return cur.fetchone()[0]
 
 
 def mart_rows(conn: psycopg.Connection, repo: str) -> list[dict] | None:
@@ -284,6 +319,15 @@ def mart_rows(conn: psycopg.Connection, repo: str) -> list[dict] | None:
     exists = conn.execute("select to_regclass('marts.rules') is not null").fetchone()[0]
     if not exists:
         return None
+    with conn.cursor() as cur:
+        keys = _keys(cur, repo)
     with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute("select * from marts.rules where repo = %s order by rule_id", (repo.lower(),))
+        cur.execute(
+            """
+            select * from marts.rules
+            where repo_id = %(repo_id)s or (repo_id is null and repo = %(repo)s)
+            order by rule_id
+            """,
+            {**keys, "repo": repo.lower()},
+        )
         return cur.fetchall()

@@ -1,10 +1,12 @@
 {#-
     Signal marts hold a SET of rows per thread. They are incremental with the custom strategy
-    `replace_thread_sets`: the model emits, for each re-derived thread whose set changed, its
-    new rows plus one marker row (set_marker_column null); the strategy deletes every stored
-    row of those threads and inserts the non-marker rows. A thread whose set emptied is
-    cleared, one whose set did not change is not touched, so a build with nothing new writes
-    nothing.
+    `replace_thread_sets`: the model emits, for each thread it re-derived, its rows plus one
+    marker row (set_marker_column null, so a set that emptied is still named); the strategy
+    compares each such thread's new set with the one stored (every column but the keys,
+    source_loaded_at and written_at) and, for the threads whose set changed, deletes every
+    stored row and inserts the new ones. A thread whose set emptied is cleared, one whose set
+    did not change is not touched, so a build with nothing new writes nothing. The insert is
+    the last statement: its row count is what vacuum_built_tables reads (macros/maintenance.sql).
 -#}
 {% macro get_incremental_replace_thread_sets_sql(arg_dict) -%}
 {%- set target = arg_dict['target_relation'] -%}
@@ -12,8 +14,62 @@
 {%- set keys = arg_dict['unique_key'] -%}
 {%- set marker = config.get('set_marker_column') -%}
 {%- set columns = arg_dict['dest_columns'] | map(attribute='quoted') | join(', ') -%}
-delete from {{ target }} as target
-    using (select distinct {{ keys | join(', ') }} from {{ temp }}) as replaced
+{%- set values = [] -%}
+{%- for column in arg_dict['dest_columns'] -%}
+{%- if column.name not in keys + ['source_loaded_at', 'written_at'] -%}
+{%- do values.append(column.quoted) -%}
+{%- endif -%}
+{%- endfor -%}
+{%- set row_value = 'jsonb_build_array(' ~ values | join(', ') ~ ')::text' -%}
+{%- set replaced = adapter.quote(temp.identifier ~ '__replaced') -%}
+drop table if exists {{ replaced }};
+
+    create temporary table {{ replaced }} on commit drop as
+    with new_sets as (
+        select
+            {{ keys | join(', ') }},
+            md5(
+                string_agg({{ row_value }}, '|' order by {{ row_value }})
+                    filter (where {{ marker }} is not null)
+            ) as set_hash
+        from {{ temp }}
+        group by {{ keys | join(', ') }}
+    ),
+
+    old_sets as (
+        select
+{%- for key in keys %}
+                existing.{{ key }},
+{%- endfor %}
+            md5(string_agg({{ row_value }}, '|' order by {{ row_value }})) as set_hash
+        from {{ target }} as existing
+        where exists (
+            select 1 from new_sets
+            where
+{%- for key in keys %}
+                    new_sets.{{ key }} = existing.{{ key }}{{ ' and' if not loop.last }}
+{%- endfor %}
+        )
+        group by
+{%- for key in keys %}
+                existing.{{ key }}{{ ',' if not loop.last }}
+{%- endfor %}
+    )
+
+    select
+{%- for key in keys %}
+            new_sets.{{ key }}{{ ',' if not loop.last }}
+{%- endfor %}
+    from new_sets
+    left join old_sets
+        on
+{%- for key in keys %}
+            new_sets.{{ key }} = old_sets.{{ key }}{{ ' and' if not loop.last }}
+{%- endfor %}
+    where new_sets.set_hash is distinct from old_sets.set_hash;
+
+    delete from {{ target }} as target
+    using {{ replaced }} as replaced
     where
 {%- for key in keys %}
             target.{{ key }} = replaced.{{ key }}{{ ' and' if not loop.last }}
@@ -21,79 +77,43 @@ delete from {{ target }} as target
 
     insert into {{ target }} ({{ columns }})
     select {{ columns }}
-    from {{ temp }}
-    where {{ marker }} is not null
+    from {{ temp }} as candidate
+    where
+        candidate.{{ marker }} is not null
+        and exists (
+            select 1 from {{ replaced }} as replaced
+            where
+{%- for key in keys %}
+                    replaced.{{ key }} = candidate.{{ key }}{{ ' and' if not loop.last }}
+{%- endfor %}
+        )
 {%- endmacro %}
 
 {#-
     The tail of a signal mart: `signals` (repo_id, thread_number, *value_columns,
-    source_loaded_at) for the threads in `scope` -> `final`, each row with `written_at` (the
-    writing build's transaction time: the search index re-reads threads written after its
-    mark). value_columns are what the set is compared on; the first one is the marker column.
+    source_loaded_at) -> `final`, each row with `written_at` (the writing build's transaction
+    time: the search index re-reads threads written after its mark); on an incremental build,
+    with one marker row per thread of `scope` (value_columns null) for the strategy above.
 -#}
 {% macro replace_thread_sets(signals, scope, value_columns) -%}
-{%- set row_value = 'jsonb_build_array(' ~ value_columns | join(', ') ~ ')::text' -%}
-{%- if is_incremental() %}
-        new_sets as (
-            select
-                repo_id,
-                thread_number,
-                md5(string_agg({{ row_value }}, '|' order by {{ row_value }})) as set_hash
-            from {{ signals }}
-            group by repo_id, thread_number
-        ),
-
-        old_sets as (
-            select
-                existing.repo_id,
-                existing.thread_number,
-                md5(string_agg({{ row_value }}, '|' order by {{ row_value }})) as set_hash
-            from {{ this }} as existing
-            where {{ in_thread_scope(scope, 'existing') }}
-            group by existing.repo_id, existing.thread_number
-        ),
-
-        replaced as (
-            select
-                {{ scope }}.repo_id,
-                {{ scope }}.thread_number
-            from {{ scope }}
-            left join new_sets
-                on
-                    {{ scope }}.repo_id = new_sets.repo_id
-                    and {{ scope }}.thread_number = new_sets.thread_number
-            left join old_sets
-                on
-                    {{ scope }}.repo_id = old_sets.repo_id
-                    and {{ scope }}.thread_number = old_sets.thread_number
-            where new_sets.set_hash is distinct from old_sets.set_hash
-        ),
-
-        final as (
-            select
-                {{ signals }}.*,
-                current_timestamp as written_at
-            from {{ signals }}
-            where {{ in_thread_scope('replaced', signals) }}
-            union all
-            select
-                replaced.repo_id,
-                replaced.thread_number,
-{%- for column in value_columns %}
-                    null,
-                {%- endfor %}
-                null,
-                current_timestamp as written_at
-            from replaced
-        )
-    {%- else %}
         final as (
             select
                 *,
                 current_timestamp as written_at
             from {{ signals }}
-        )
+{%- if is_incremental() %}
+            union all
+            select
+                {{ scope }}.repo_id,
+                {{ scope }}.thread_number,
+{%- for column in value_columns %}
+                    null,
+{%- endfor %}
+                null,
+                current_timestamp as written_at
+            from {{ scope }}
 {%- endif %}
+        )
 {%- endmacro %}
 
 {#- config() for a signal mart keyed on (repo_id, thread_number, *key_columns). -#}

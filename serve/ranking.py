@@ -113,7 +113,7 @@ where not d.is_deleted
 order by w.position
 """
 
-REPOSITORIES = "select repo_id from marts.corpus_stats order by repo_id"
+REPOSITORIES = "select repo_id from marts.repositories where documents > 0 order by repo_id"
 
 # Of some documents (the semantic leg's), those holding fewer than %(holds)s of the caller's
 # lexemes: what the words' count left out, so a page's count is the same at every limit.

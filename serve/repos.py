@@ -2,10 +2,12 @@
 by; every query after that compares ``repo_id`` (an index key, and the key rows are
 distributed on), never a name.
 
-This is where a search's repository name is compared, case-insensitively as GitHub compares
-them (rules, inflight's link targets and the clone directory compare names too:
-docs/internals/serve.md lists them). ``marts.corpus_stats`` holds one row per repository with documents: a lookup,
-where the ``repo_status`` view counts every mart (seconds at a million documents).
+This is where a caller's repository name is compared, case-insensitively as GitHub compares
+them, with the current name first and then a former one GitHub redirects (a rename or a
+transfer). ``marts.repositories`` is the house's list of repositories, one row each: a
+lookup, where the ``repo_status`` view counts every mart (seconds at a million documents).
+Only rules of a repository never extracted and the clone's directory still go by name
+(docs/internals/serve.md).
 """
 
 from __future__ import annotations
@@ -15,16 +17,18 @@ from psycopg.rows import tuple_row
 
 from relore.serve.errors import NotIndexed
 
-# A name two repository ids have held (one renamed away, another created under it): the
-# newest id, the repository that holds the name now.
+# The repository whose current name it is, else one it redirects from. A name two repository
+# ids have held (one renamed away, another created under it): the newest id, the repository
+# that holds the name now.
 FIND = """
-select repo_id from marts.corpus_stats
-where lower(repo) = lower(%(repo)s)
-order by repo_id desc
+select repo_id from marts.repositories
+where lower(repo) = lower(%(repo)s) or lower(%(repo)s) = any(former_names)
+order by lower(repo) = lower(%(repo)s) desc, repo_id desc
 limit 1
 """
 
-EVERY = "select repo_id, repo from marts.corpus_stats order by repo"
+# Every repository with something to search.
+EVERY = "select repo_id, repo from marts.repositories where documents > 0 order by repo"
 
 
 def targets(conn, name: str | None) -> list[tuple[int, str]] | None:
@@ -51,7 +55,7 @@ async def require(conn: AsyncConnection, name: str) -> int:
     if repo_id is not None:
         return repo_id
     async with conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute("select repo from marts.repo_status order by repo")
+        await cur.execute("select repo from marts.repositories order by repo")
         held = [row[0] for row in await cur.fetchall()]
     raise NotIndexed(
         f"{name} is not indexed here"

@@ -116,17 +116,8 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
                 "last_loaded_at": _iso(r["last_loaded_at"]),
                 "last_built_at": _iso(r["last_built_at"]),
                 "orphan_comments": r["orphan_comments"],
-                "signals": {
-                    name: r[name]
-                    for name in (
-                        "thread_files",
-                        "thread_symbols",
-                        "thread_commits",
-                        "thread_errors",
-                        "thread_tests",
-                        "thread_links",
-                    )
-                },
+                # every signal mart's rows (the list: macros/signal_marts.sql)
+                "signals": r["signals"],
                 "authority": {
                     "resolved": r["authority_logins"] > 0,
                     "logins": r["authority_logins"],

@@ -14,6 +14,7 @@
 -- depends_on: {{ ref('pass_checkpoints') }}
 -- depends_on: {{ ref('path_aliases') }}
 -- depends_on: {{ ref('repo_status') }}
+-- depends_on: {{ ref('repositories') }}
 -- depends_on: {{ ref('repository_files') }}
 -- depends_on: {{ ref('repository_names') }}
 -- depends_on: {{ ref('rules') }}

@@ -47,20 +47,13 @@ floors as (
     group by repo_id
 ),
 
-{%- for name, model_name in [
-    ('thread_files', 'thread_files'),
-    ('thread_symbols', 'thread_symbols'),
-    ('thread_commits', 'thread_commits'),
-    ('thread_errors', 'thread_errors'),
-    ('thread_tests', 'thread_tests'),
-    ('thread_links', 'thread_links'),
-] %}
+{%- for name in signal_marts() %}
 
     {{ name }}_counts as (
         select
             repo_id,
             count(*) as signal_rows
-        from {{ ref(model_name) }}
+        from {{ ref(name) }}
         group by repo_id
     ),
 {%- endfor %}
@@ -124,18 +117,22 @@ final as (
         repo_loads.last_loaded_at,
         document_counts.documents_loaded_at,
         coalesce(orphans.orphan_comments, 0) as orphan_comments,
-        coalesce(thread_files_counts.signal_rows, 0) as thread_files,
-        coalesce(thread_symbols_counts.signal_rows, 0) as thread_symbols,
-        coalesce(thread_commits_counts.signal_rows, 0) as thread_commits,
-        coalesce(thread_errors_counts.signal_rows, 0) as thread_errors,
-        coalesce(thread_tests_counts.signal_rows, 0) as thread_tests,
-        coalesce(thread_links_counts.signal_rows, 0) as thread_links,
+        {%- for name in signal_marts() %}
+            coalesce({{ name }}_counts.signal_rows, 0) as {{ name }},
+        {%- endfor %}
         coalesce(authority.authority_logins, 0) as authority_logins,
         coalesce(authority.authority_writers, 0) as authority_writers,
         authority.authority_resolved_at,
         floors.sample_floor,
         floors.sample_floors,
-        '{{ run_started_at }}'::timestamptz as last_built_at
+        '{{ run_started_at }}'::timestamptz as last_built_at,
+        -- every signal mart's rows, by name, in signal_marts()' order (json keeps it)
+        json_build_object(
+            {%- for name in signal_marts() %}
+                '{{ name }}', coalesce({{ name }}_counts.signal_rows, 0)
+                {{- ',' if not loop.last }}
+            {%- endfor %}
+        ) as signals
     from repos
     left join thread_counts on repos.repo_id = thread_counts.repo_id
     left join document_counts on repos.repo_id = document_counts.repo_id
@@ -143,10 +140,7 @@ final as (
     left join orphans on repos.repo_id = orphans.repo_id
     left join authority on repos.repo_id = authority.repo_id
     left join floors on repos.repo_id = floors.repo_id
-    {%- for name in [
-        'thread_files', 'thread_symbols', 'thread_commits', 'thread_errors', 'thread_tests',
-        'thread_links',
-    ] %}
+    {%- for name in signal_marts() %}
         left join {{ name }}_counts on repos.repo_id = {{ name }}_counts.repo_id
     {%- endfor %}
 )

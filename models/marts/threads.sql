@@ -83,20 +83,20 @@ with
 {%- endif %}
 
 issues as (
-    select * from {{ ref('stg_github__issues') }}
+    select staged.* from {{ ref('stg_github__issues') }} as staged
     {%- if is_incremental() %}
-        where {{ in_thread_scope('scope', 'stg_github__issues', 'number') }}
+        where {{ in_thread_scope('scope', 'staged', 'number') }}
     {%- endif %}
 ),
 
 pulls as (
     -- one pull request per number: the newest landed
-    select distinct on (repo_id, number) *
-    from {{ ref('stg_github__pulls') }}
+    select distinct on (staged.repo_id, staged.number) staged.*
+    from {{ ref('stg_github__pulls') }} as staged
     {%- if is_incremental() %}
-        where {{ in_thread_scope('scope', 'stg_github__pulls', 'number') }}
+        where {{ in_thread_scope('scope', 'staged', 'number') }}
     {%- endif %}
-    order by repo_id asc, number asc, loaded_at desc
+    order by staged.repo_id asc, staged.number asc, staged.loaded_at desc
 ),
 
 walks as (

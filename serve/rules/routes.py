@@ -10,10 +10,12 @@ the database. A session's state travels with the caller (``session_token``, sign
 ``sessions``), so any worker of any replica answers it; the only thing a daemon writes is
 the served-events log, which is never served.
 
-Rules are the one mart read by name, not ``repo_id``: they may be loaded before their
-repository is ever extracted (their ``repo_id`` is null until it is), so the rules of a
-repository the index does not hold are still served. ``marts.rules.repo`` is stored
-lowercased, so the lowercased name is its key (the ``(repo, rule_id)`` index).
+A repository's rules are read by ``repo_id``, the caller's name resolved by
+``serve/repos.py`` like every verb's (a renamed repository keeps its rules, whatever name
+they were loaded under). Rules may be loaded before their repository is ever extracted: until
+it is, they have no ``repo_id`` and are read by the lower-cased name they were loaded under
+(the ``(repo, rule_id)`` index), so the rules of a repository the index does not hold are
+still served.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from relore.contract.rules.choose import choose, present, to_rule
-from relore.serve import inputs, responses
+from relore.serve import inputs, repos, responses
 from relore.serve.rules import sessions
 
 RULES_SQL = """
@@ -34,8 +36,17 @@ RULES_SQL = """
         rule_id, title, rule_text, scopes, is_active, triggers, is_always, is_tagged,
         has_hidden_characters, created_at
     from marts.rules
-    where repo = %(repo)s
+    where repo_id = %(repo_id)s
+        or (%(repo_id)s::bigint is null and repo_id is null and repo = %(repo)s)
 """
+
+
+async def rules_rows(conn, repo: str) -> list[dict]:
+    """The rules ``marts.rules`` holds for the repository."""
+    repo_id = await repos.find(conn, repo)
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(RULES_SQL, {"repo_id": repo_id, "repo": repo.lower()})
+        return await cur.fetchall()
 
 
 def parse(params) -> dict:
@@ -58,12 +69,8 @@ def _session(request: Request, query: dict, now: float) -> tuple[sessions.State,
 
 async def rules_endpoint(request: Request) -> Response:
     query = parse(request.query_params)
-    async with (
-        request.app.state.pool.connection() as conn,
-        conn.cursor(row_factory=dict_row) as cur,
-    ):
-        await cur.execute(RULES_SQL, {"repo": query["repo"]})
-        rows = await cur.fetchall()
+    async with request.app.state.pool.connection() as conn:
+        rows = await rules_rows(conn, query["repo"])
     repo, session, now = query["repo"], query["session"], time.time()
     rules = [to_rule(r) for r in rows]
     state, rejected = _session(request, query, now)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from fixtures import function_calls, reader_probes
+from fixtures import function_calls, reader_probes, signal_marts
 from psycopg.types.json import Jsonb
 
 from relore.operate import database
@@ -22,14 +22,7 @@ FIXTURES = (
 )
 REPO_ID, REPO = 207052882, "dogsheep/github-to-sqlite"
 MARTS = ("documents", "threads", "thread_labels")
-SIGNALS = (
-    "thread_files",
-    "thread_symbols",
-    "thread_commits",
-    "thread_errors",
-    "thread_tests",
-    "thread_links",
-)
+SIGNALS = signal_marts.names()
 # A second repository carries every other object type: pulls, review comments, reviews in
 # both shapes, changed files, a long comment, planted secrets, an orphan comment.
 OTHER_ID, OTHER = 886175936, "acme/widgets"

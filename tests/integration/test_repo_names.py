@@ -10,13 +10,18 @@ testGetRepositoryWith301Redirect).
 
 from __future__ import annotations
 
+import io
+
 import psycopg
 import pytest
 from fixtures import corpus, fake_github
 from fixtures import world as worlds
 from fixtures.reads import read
 
+from relore.operate import cli as relored
+from relore.serve import status as serve_status
 from relore.serve import thread
+from relore.serve.rules import routes as rules_routes
 
 pytestmark = pytest.mark.slow
 
@@ -83,3 +88,61 @@ def test_an_operator_using_a_former_name_extracts_the_repository_and_records_the
             (LEGACY,),
         ).fetchone()
     assert row is not None and row[1] == REPO
+
+
+# A repository renamed between two extracts: the operator loaded its rules under the name it
+# had, GitHub now answers that name with a 301, and the second extract records the new one.
+BEFORE = "acme/gizmos"
+AFTER = "Acme/Gadgets"  # GitHub's spelling; callers type it in any case
+
+RULES = """\
+- id: timeouts
+  title: Explicit timeouts on outbound HTTP
+  text: Every outbound HTTP call sets an explicit timeout.
+  scope: global
+  triggers: [timeout, http]
+"""
+
+
+def _rename(app, before: str, after: str) -> None:
+    """GitHub renames the repository: its new name answers, the old one redirects."""
+    with app.state.lock:
+        made = app.state.corpora.pop(before.lower())
+        made.full_name = made.repo_payload["full_name"] = after
+        made.former_names.append(before)
+        app.state.corpora[after.lower()] = made
+
+
+def _rules_served(url: str, repo: str) -> list[str]:
+    rows = read(url, lambda conn: rules_routes.rules_rows(conn, repo))
+    return sorted(r["rule_id"] for r in rows)
+
+
+def test_a_repository_renamed_between_extracts_keeps_its_rules_and_answers_its_new_name(
+    module_db_url, run_dbt, tmp_path
+):
+    url = module_db_url
+    made = corpus.generate(seed=23, threads=6, repo=BEFORE, comments_per_thread=1)
+    app = fake_github.create_app([made])
+    path = tmp_path / "rules.yaml"
+    path.write_text(RULES, encoding="utf-8")
+    with fake_github.serve(app) as api:
+        worlds.extract(url, api, BEFORE)
+        env = {"RELORE_DATABASE_URL": url}
+        out, err = io.StringIO(), io.StringIO()
+        code = relored.main(
+            ["rules", "load", "--repo", BEFORE, str(path)], env=env, out=out, err=err
+        )
+        assert code == 0, err.getvalue()
+        run_dbt(url, tmp_path, "build")
+        assert _rules_served(url, BEFORE) == ["timeouts"]
+
+        _rename(app, BEFORE, AFTER)
+        assert worlds.extract(url, api, AFTER.lower())["repo"] == AFTER
+        run_dbt(url, tmp_path, "build")
+
+    # the repository answers its new name, in any case, and its rules follow it
+    status = read(url, lambda conn: serve_status.status(conn, AFTER.upper()))
+    assert [r["repo"] for r in status["repos"]] == [AFTER]
+    assert _rules_served(url, AFTER.lower()) == ["timeouts"]
+    assert _rules_served(url, AFTER) == ["timeouts"]

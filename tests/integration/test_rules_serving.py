@@ -161,7 +161,17 @@ def loaded(module_db_url, tmp_path_factory, run_dbt):
     before_build = _relored(url, "rules", "list", "--repo", REPO)
     pin = _relored(url, "rules", "pin", "api-orders", "--repo", REPO)
     build_dir = tmp_path_factory.mktemp("dbt")
-    run_dbt(url, build_dir, "build", "--select", "+rules")
+    # serve resolves a repository in marts.repositories before it reads its rules
+    run_dbt(
+        url,
+        build_dir,
+        "build",
+        "--select",
+        "+rules",
+        "+repositories",
+        "--indirect-selection",
+        "cautious",
+    )
     return {
         "url": url,
         "path": path,
@@ -612,7 +622,16 @@ def test_after_an_edit_list_says_stale_and_the_next_build_rewrites_only_that_rul
     assert code == 0
     assert "older than the last load or edit" in err
     before = _writes(url)
-    run_dbt(url, loaded["build_dir"], "build", "--select", "+rules")
+    run_dbt(
+        url,
+        loaded["build_dir"],
+        "build",
+        "--select",
+        "+rules",
+        "+repositories",
+        "--indirect-selection",
+        "cautious",
+    )
     after = _writes(url)
     assert (after[0] - before[0], after[2] - before[2]) == (1, 1)  # one rule rewritten
     code, out, err = _relored(url, "rules", "list", "--repo", REPO, "--details")
