@@ -474,14 +474,14 @@ def main() -> None:
         "--fill-share",
         type=float,
         default=None,
-        help="search.FILL_SHARE for this run (the share of a query's lexemes a filled hit "
+        help="ranked.FILL_SHARE for this run (the share of a query's lexemes a filled hit "
         "holds; 1 turns the fill off): to choose the rule by measurement",
     )
     args = parser.parse_args()
     if args.fill_share is not None:
-        from relore.serve import search
+        from relore.serve import ranked
 
-        search.FILL_SHARE = args.fill_share
+        ranked.FILL_SHARE = args.fill_share
     home = Path(args.home)
     home.mkdir(parents=True, exist_ok=True)
     items = []
