@@ -31,7 +31,9 @@ ISSUES = {
     3: ("Typo in the installation guide", "The README spells 'dependency' as 'dependancy'."),
 }  # fmt: skip
 # none of the review's words (nor their stems): only meaning connects them
-DESCRIPTION = "make publishing survive connection hiccups by waiting longer before each new attempt"
+DESCRIPTION = (
+    "make publishing survive connection hiccups by pausing increasingly before each new attempt"
+)
 
 
 def _user(login: str, kind: str = "User") -> dict:
@@ -122,6 +124,8 @@ def test_a_change_only_a_review_turn_describes_is_found_by_meaning(copy):
     assert page["tiers"]["semantic"]["state"] == "answered"
     top = page["hits"][0]
     assert top["number"] == PULL[0] and "meaning" in top["matched_by"]
+    # a thread of several passages is one place on the page
+    assert [h["number"] for h in page["hits"]].count(PULL[0]) == 1
     # the hit shows the turn it was found by, not the opening post
     assert top["document_kind"] == "review_comment"
     assert "exponential backoff" in top["snippet"]
