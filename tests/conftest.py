@@ -109,14 +109,24 @@ def _create_database(paths: database.EmbeddedPaths, name: str) -> str:
     return database.ensure_embedded_database(paths, name)
 
 
+@pytest.fixture(scope="session")
+def _migrated(pg_cluster) -> str:
+    """A database migrated once a session, the template of every ``db_url``."""
+    return database.ensure_embedded_database(pg_cluster, f"t_{os.getpid()}_migrated")
+
+
 @pytest.fixture
-def db_url(pg_cluster) -> str:
+def db_url(pg_cluster, _migrated) -> str:
     """A new, migrated database for one test; the writer's URL (relore_writer, not a
-    superuser, with its password). Dropped after the test: a session that kept every test's
-    database left a gigabyte of files behind, which pytest's basetemp cleanup then spent half a
-    minute deleting at the end of a later session."""
+    superuser, with its password). A copy of a database migrated once (``CREATE DATABASE …
+    TEMPLATE``: files copied, no migration replayed), then made as ``relored db start`` makes
+    one (``ensure_embedded_database``: owner, grants and revokes on the database, which a
+    template does not pass on; the migrations find nothing to do). Dropped after the test: a
+    session that kept every test's database left a gigabyte of files behind, which pytest's
+    basetemp cleanup then spent half a minute deleting at the end of a later session."""
     name = f"t_{os.getpid()}_{next(_db_names)}"
-    yield _create_database(pg_cluster, name)
+    worlds.clone_database(pg_cluster, conninfo.conninfo_to_dict(_migrated)["dbname"], name)
+    yield database.ensure_embedded_database(pg_cluster, name)
     _drop_database(pg_cluster, name)
 
 
