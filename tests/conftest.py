@@ -69,15 +69,20 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.fixture(scope="session", autouse=True)
 def _background(request, tmp_path_factory, _private_pgpass, _private_search_index):
-    """Start every background module's runs (benchmark scripts as child processes) when the
-    session starts, in the environment it started with, on ``RELORE_TEST_BACKGROUND``
-    runners (default 1: the suite itself keeps the other core busy)."""
+    """Start every background module's runs (benchmark scripts, the demo, the quality gate:
+    child processes) when the session starts, in the environment it started with, on
+    ``RELORE_TEST_BACKGROUND`` runners (default 1: the suite itself keeps the other core
+    busy), at nice 10."""
     found = _background_modules(request.session.items)
     if not found:
         yield
         return
     env, workers = dict(os.environ), int(os.environ.get("RELORE_TEST_BACKGROUND", "1"))
-    pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="background")
+    # niced (Linux: per thread, inherited by the children it starts): the runs take the CPU
+    # the suite leaves, and a test timing its daemon's event loop is not starved by them
+    pool = ThreadPoolExecutor(
+        max(1, workers), thread_name_prefix="background", initializer=os.nice, initargs=(10,)
+    )
     try:
         # the module whose runs take longest started first (BACKGROUND_SECONDS)
         for module in sorted(found, key=lambda m: -getattr(m, "BACKGROUND_SECONDS", 0)):
