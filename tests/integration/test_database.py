@@ -109,6 +109,7 @@ def test_changed_payload_is_a_new_version_and_deletion_a_tombstone(db_url):
     assert rows == [(5, "v1", False), (5, "v2", False), (5, None, True)]
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_relored_db_cli_starts_reports_and_stops_an_embedded_server(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
     env = {"RELORE_HOME": str(home), "PGPASSFILE": str(home.parent / "pgpass")}

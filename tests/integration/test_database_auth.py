@@ -223,6 +223,7 @@ def test_db_start_as_root_opens_a_private_parent_for_search_only(user_cluster):
     assert stat.S_IMODE(parent.stat().st_mode) == expected  # never g+rx,o+r (listing)
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_trust_cluster_from_an_older_release_is_closed_by_db_start(tmp_path_factory):
     paths = database.EmbeddedPaths(tmp_path_factory.mktemp("legacy"))
     make_trust_cluster(paths)

@@ -223,6 +223,7 @@ def trust_cluster(tmp_path_factory):
     database.stop_embedded(paths)
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_server_that_lets_roles_in_without_a_password_fails_the_auth_check(trust_cluster):
     _, url = trust_cluster
     code, checks, text = _run(url)
@@ -234,6 +235,7 @@ def test_server_that_lets_roles_in_without_a_password_fails_the_auth_check(trust
     assert "relored db start" in auth.action
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_open_socket_dir_and_missing_passwords_fail_the_permissions_check(trust_cluster):
     _, url = trust_cluster
     _, checks, _ = _run(url)

@@ -158,6 +158,7 @@ def test_terminated_backends_are_replaced_never_served_as_admin_shutdown(db_url,
     assert responses[-1].status_code == 200
 
 
+@pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_database_stopped_under_a_running_daemon_fails_fast_and_says_so(tmp_path, caplog):
     caplog.set_level(logging.WARNING)
     paths = database.EmbeddedPaths(tmp_path / "pg")

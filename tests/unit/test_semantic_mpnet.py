@@ -33,6 +33,9 @@ TINY = json.loads((FIXTURES / "mpnet_tiny_reference.json").read_text())
 REFERENCE = json.loads((FIXTURES / "mpnet_reference.json").read_text())
 BY_NAME = {entry["name"]: entry for entry in REFERENCE["texts"]}
 
+# all-mpnet-base-v2 (440 MB) loaded and run over every reference: make test-fast skips it
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Encoder:
