@@ -262,7 +262,14 @@ def generate(path: Path, commits: int, seed: int = 7) -> dict:
 
 FOREST, FOREST_ID = "bench/forest", 31338
 # the marts `why` reads (and what they are built from): their tests are not what is measured
-WHY_READS = ("+corpus_stats", "+documents", "+threads", "+thread_commits", "+path_aliases")
+WHY_READS = (
+    "+corpus_stats",
+    "+documents",
+    "+threads",
+    "+thread_commits",
+    "+path_aliases",
+    "+repositories",
+)
 NO_TESTS = ("--exclude-resource-type", "test", "--exclude-resource-type", "unit_test")
 SYLLABLES = (
     "ba be bi bo bu da de di do du fa fe fi fo ga ge gi go ka ke ki ko ku la le li lo lu ma"

@@ -356,16 +356,22 @@ async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None
             from marts.thread_links as l
             join marts.threads as p on p.repo_id = l.repo_id and p.number = l.thread_number
             where l.target_number = %(number)s
-              and (l.target_repo_id = %(repo_id)s or l.target_repo in (
-                  select n.repo from marts.repository_names as n where n.repo_id = %(repo_id)s
-              ))
+              and (
+                  l.target_repo_id = %(repo_id)s
+                  or l.target_repo = %(target_repo)s
+                  or l.target_repo in (
+                      select n.repo from marts.repository_names as n where n.repo_id = %(repo_id)s
+                  )
+              )
               and l.link_kind = 'closes' and p.kind = 'pr'
             order by p.repo_id, p.number
             """,
-            # a link names its target by the lowercased name its author typed: one of the
-            # names the repository answers to (marts.repository_names: the current one, or a
-            # former one GitHub redirects), or by repo_id once the target thread is indexed
-            {"number": number, "repo_id": repo_id},
+            # a link names its target by the lowercased name its author typed: the name the
+            # caller asked by (it resolved to this repository), one the repository answers to
+            # (marts.repository_names: a former one GitHub redirects), or by repo_id once the
+            # target thread is indexed. A house whose names were never resolved (landed by
+            # hand, no extract) has no repository_names: the caller's name must still match.
+            {"target_repo": repo.lower(), "number": number, "repo_id": repo_id},
         )
         rows = await cur.fetchall()
     if head is None and not rows:
