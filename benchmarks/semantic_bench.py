@@ -14,21 +14,13 @@ Over a database ``build_bench.py --keep`` left running (50,000 threads, 40 comme
    writer), ``dbt build``, and ``relored embed`` again: what it embedded and retired, and
    the time of each step;
 4. the store's size: ``semantic.embeddings`` with its HNSW index, per 1,000 threads.
-
-With ``--turn-caps 0,4,8,16`` it measures instead what a pull request's later turns cost as
-passages (``relore_semantic_turns``, benchmarks/results/semantic-turns.md): for each cap,
-``marts.semantic_passages`` rebuilt (``dbt run --full-refresh`` with the cap as a var),
-its passages counted (opening pieces and turns, threads), and ``--sample`` passages of each
-kind encoded (tokens and encoder seconds per passage); the mart is left at the last cap.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -125,93 +117,13 @@ def _store_size(conn, threads: int) -> dict:
     }
 
 
-_COUNTS = """
-select
-    count(*) filter (where document_id like 'opening_post:%%') as opening,
-    count(*) filter (where document_id not like 'opening_post:%%') as turns,
-    count(distinct thread_number) as threads,
-    count(distinct thread_number) filter (where document_id not like 'opening_post:%%')
-        as threads_with_turns
-from marts.semantic_passages where repo_id = %(repo_id)s
-"""
-_SAMPLE = """
-select passage_text from marts.semantic_passages
-where repo_id = %(repo_id)s and (document_id like 'opening_post:%%') = %(opening)s
-order by text_hash limit %(sample)s
-"""
-
-
-def _encode_cost(encoder, texts: list[str]) -> dict:
-    if not texts:
-        return {"sampled": 0}
-    start = time.perf_counter()
-    encoder.encode(texts)
-    seconds = time.perf_counter() - start
-    tokens = encoder.tokens(texts)
-    return {
-        "sampled": len(texts),
-        "tokens_per_passage": round(sum(tokens) / len(texts), 1),
-        "encoder_s_per_passage": round(seconds / len(texts), 4),
-    }
-
-
-def turn_caps(url: str, repo: str, caps: list[int], sample: int) -> dict:
-    """Passages and encoder cost of each cap on a pull request's later turns."""
-    encoder = embed.load_encoder()
-    found: dict = {"model": encoder.model_key, "caps": {}}
-    with tempfile.TemporaryDirectory(prefix="relore-turns-") as work:
-        for cap in caps:
-            start = time.perf_counter()
-            subprocess.run(
-                [build_bench.DBT, "run", "--quiet", "--select", "semantic_passages",
-                 "--full-refresh", "--vars", json.dumps({"relore_semantic_turns": cap}),
-                 "--target-path", f"{work}/target", "--log-path", f"{work}/logs"],
-                cwd=ROOT, env={**os.environ, "RELORE_DATABASE_URL": url}, check=True,
-            )  # fmt: skip
-            built = round(time.perf_counter() - start, 1)
-            with psycopg.connect(url) as conn:
-                [(repo_id, _)] = repos.targets(conn, repo)
-                counts = conn.execute(_COUNTS, {"repo_id": repo_id}).fetchone()
-                kinds = {}
-                for name, opening in (("opening", True), ("turns", False)):
-                    texts = [
-                        r[0]
-                        for r in conn.execute(
-                            _SAMPLE, {"repo_id": repo_id, "opening": opening, "sample": sample}
-                        ).fetchall()
-                    ]
-                    kinds[name] = _encode_cost(encoder, texts)
-            found["caps"][cap] = {
-                "build_s": built,
-                "opening_passages": counts[0],
-                "turn_passages": counts[1],
-                "threads": counts[2],
-                "threads_with_turns": counts[3],
-                "encode": kinds,
-            }
-            print(json.dumps({"cap": cap, **found["caps"][cap]}), file=sys.stderr)
-    return found
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", required=True, help="the writer's URL")
     parser.add_argument("--repo", required=True)
     parser.add_argument("--change", type=float, default=0.01, help="share of threads edited")
     parser.add_argument("--fresh", action="store_true", help="delete the repo's vectors first")
-    parser.add_argument(
-        "--turn-caps",
-        help="comma-separated caps on a pull request's turn passages: measure their passages "
-        "and encoder cost instead (nothing is embedded)",
-    )
-    parser.add_argument("--sample", type=int, default=256, help="passages encoded per kind")
     args = parser.parse_args()
-    if args.turn_caps:
-        caps = [int(c) for c in args.turn_caps.split(",")]
-        report = turn_caps(args.url, args.repo, caps, args.sample)
-        report["measured_at"] = provenance.facts()
-        print(json.dumps(report, indent=2))
-        return
     encoder = embed.load_encoder()
     report: dict = {"model": encoder.model_key}
     with psycopg.connect(args.url, autocommit=True) as conn:

@@ -93,7 +93,7 @@ async def page(cur, request, prepared) -> dict:
     filters, index searcher and the files its words name)."""
     shape = fusion.shape(request.text, prepared.named_files)
     weights = fusion.WEIGHTS[shape]
-    found = await fusion.meaning(cur, request, weights.meaning_floor, turns=weights.turns)
+    found = await fusion.meaning(cur, request, weights.meaning_floor)
     if isinstance(found, nearest.Off):  # no meaning: no question goes without its words
         weights = fusion.words_only(shape, weights)
     files = prepared.named_files if weights.file > 0 and prepared.named_files else None

@@ -41,7 +41,7 @@ async def _meaning(cur, repo_id: int, request: PrecedentRequest, legs: rank.Legs
     if not request.terms:
         return {"state": "not asked", "reason": "no words to ask in meaning"}
     found = await nearest.nearest(
-        cur, repo_id, request.text, {"tiers": list(TIERS), "state": "closed"}, turns=True
+        cur, repo_id, request.text, {"tiers": list(TIERS), "state": "closed"}
     )
     if isinstance(found, nearest.Off):
         return {"state": "off", "reason": found.reason}

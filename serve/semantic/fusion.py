@@ -54,8 +54,6 @@ class Weights:
     thread: float = 0.0
     # the threads' leg ranks threads holding at least this share of the lexemes
     thread_share: float = 0.0
-    # the meaning leg reads a pull request's later turns too (nearest.nearest's ``turns``)
-    turns: bool = False
 
 
 # By the query's shape, chosen on every slice at once (benchmarks/quality/fusion_grid.py;
@@ -64,14 +62,12 @@ class Weights:
 # threads) holding fewer lowered the questions: its words' leg admits only those holding
 # half (meaning carries it, an identifier-heavy question still has its words). A
 # description leans on the whole threads' leg (its words are spread over the turns of the
-# change it describes), with the best document and meaning at half weight, and its meaning
-# reads a pull request's review turns (they describe its kind of change; read for a
-# question or a file described, they lowered both: benchmarks/results/semantic-turns.md);
-# a file described leans on the words, the threads that touched the file, and a thread's
+# change it describes), with the best document and meaning at half weight; a file
+# described leans on the words, the threads that touched the file, and a thread's
 # second-best document (the whole threads' leg lowered it).
 WEIGHTS = {
     "question": Weights(words=1.0, meaning=1.0, words_share=0.5),
-    "description": Weights(words=0.5, meaning=0.5, thread=1.0, turns=True),
+    "description": Weights(words=0.5, meaning=0.5, thread=1.0),
     "path_description": Weights(words=1.0, meaning=0.25, file=1.0, words_second=0.5),
 }
 # With meaning unavailable (off, or no vectors): a question or a description leans on the
@@ -162,14 +158,12 @@ def _filters(request) -> dict:
     }
 
 
-async def meaning(cur, request, floor: float = 0.0, *, turns: bool = False) -> list | nearest.Off:
+async def meaning(cur, request, floor: float = 0.0) -> list | nearest.Off:
     """The semantic leg's threads for a request, those at least ``floor`` similar (or why it
-    cannot answer); ``turns``: a pull request's later turns count as its passages."""
+    cannot answer)."""
     if not_asked := _meaning_unavailable(request):
         return nearest.Off(not_asked)
-    found = await nearest.nearest(
-        cur, request.repo_id, request.text, _filters(request), turns=turns
-    )
+    found = await nearest.nearest(cur, request.repo_id, request.text, _filters(request))
     if isinstance(found, nearest.Off):
         return found
     return [n for n in found if n.similarity >= floor]

@@ -5,15 +5,7 @@ The question is embedded here, in the daemon, by the same encoder that embedded 
 of the repository under that model. A vector counts only while a passage of a live thread
 still has its text (the join on ``text_hash``), on the same trust floor and filters as the
 lexical leg. A thread is ranked by its nearest passage, and that passage's document is what
-the page shows of it: one thread, one place in the leg, however many passages it has.
-
-A pull request's later turns are passages too (``marts.semantic_passages``), read only when
-the caller asks for them (``turns``: a change description, ``precedent``): they describe the
-kind of change, and lowered the questions and the "why" descriptions when every search read
-them. Read, a turn counts TURN_PENALTY less similar than it is (a thread of many passages
-would otherwise win by its number of draws), and the page shows its true similarity. Not
-read, the index scan passes over them (pgvector's iterative scan goes on past them), so they
-never take the place of an opening post's passage (benchmarks/results/semantic-turns.md).
+the page shows of it.
 
 ``Off`` says why the tier did not answer (no pgvector, nothing embedded yet, no encoder); the
 search goes on lexically and the page says so.
@@ -33,8 +25,6 @@ from relore.serve.semantic import store
 DEPTH = 50  # threads the leg offers the fusion
 CANDIDATES = 100  # nearest passages read to find them (a thread has 1.3 on average)
 EF_SEARCH = 100
-# what a turn's passage gives up against an opening post's, in cosine similarity
-TURN_PENALTY = 0.02
 
 # pgvector, and the tables the tier reads, in one round trip
 _STATE = """
@@ -51,33 +41,25 @@ _NEAREST = """
 with nearest as (
     select e.text_hash, e.embedding <=> %(query)s::vector as distance
     from semantic.embeddings as e
-    where e.repo_id = %(repo_id)s and e.model_key = %(model_key)s {openings}
+    where e.repo_id = %(repo_id)s and e.model_key = %(model_key)s
     order by e.embedding <=> %(query)s::vector
     limit %(candidates)s
 ),
-weighed as (
+passages as (
     select
-        p.thread_number, p.document_id, p.passage_index, n.distance,
-        n.distance + case when p.document_id like 'opening_post:%%' then 0
-            else %(turn_penalty)s end as weighed
+        p.thread_number, p.document_id, n.distance,
+        row_number() over (partition by p.thread_number order by n.distance, p.passage_index)
+            as nearest_in_thread
     from nearest as n
     join marts.semantic_passages as p
         on p.repo_id = %(repo_id)s and p.text_hash = n.text_hash
     where p.trust_tier = any(%(tiers)s::text[])
-        {opening}
-),
-passages as (
-    select
-        w.*,
-        row_number() over (partition by w.thread_number order by w.weighed, w.passage_index)
-            as nearest_in_thread
-    from weighed as w
 )
 select p.thread_number, p.document_id, 1 - p.distance as similarity
 from passages as p
 {filtered}
 where p.nearest_in_thread = 1 {filters}
-order by p.weighed, p.thread_number
+order by p.distance, p.thread_number
 limit %(depth)s
 """
 _FILTERED = (
@@ -91,23 +73,9 @@ _FILTERS = {
 }
 
 
-# without the turns, the index scan passes over their vectors (a semi-join it streams into)
-_OPENINGS = """and exists (
-            select 1 from marts.semantic_passages as o
-            where o.repo_id = e.repo_id and o.text_hash = e.text_hash
-                and o.document_id like 'opening_post:%%'
-        )"""
-_OPENING = "and p.document_id like 'opening_post:%%'"
-
-
-def _nearest_sql(filters: dict, turns: bool = False) -> str:
+def _nearest_sql(filters: dict) -> str:
     named = [clause for name, clause in _FILTERS.items() if filters.get(name)]
-    return _NEAREST.format(
-        filtered=_FILTERED if named else "",
-        filters=" ".join(named),
-        openings="" if turns else _OPENINGS,
-        opening="" if turns else _OPENING,
-    )
+    return _NEAREST.format(filtered=_FILTERED if named else "", filters=" ".join(named))
 
 
 @dataclass(frozen=True)
@@ -232,11 +200,8 @@ async def state(cur, repo_id: int) -> dict:
     }
 
 
-async def nearest(
-    cur, repo_id: int, text: str, filters: dict, *, turns: bool = False
-) -> list[Near] | Off:
-    """The threads nearest ``text`` in the repository, best first; or why there are none.
-    ``turns``: a pull request's later turns count as its passages too."""
+async def nearest(cur, repo_id: int, text: str, filters: dict) -> list[Near] | Off:
+    """The threads nearest ``text`` in the repository, best first; or why there are none."""
     reason = await _ready(cur)
     if reason is not None:
         return Off(reason)
@@ -254,7 +219,6 @@ async def nearest(
         "repo_id": repo_id,
         "model_key": model.model_key,
         "candidates": CANDIDATES,
-        "turn_penalty": TURN_PENALTY,
         "depth": DEPTH,
         "tiers": list(filters["tiers"]),
         "state": filters.get("state"),
@@ -269,6 +233,6 @@ async def nearest(
             " set_config('hnsw.iterative_scan', 'relaxed_order', true)",
             (str(EF_SEARCH),),
         )
-        await cur.execute(_nearest_sql(filters, turns), params)
+        await cur.execute(_nearest_sql(filters), params)
         rows = await cur.fetchall()
     return [Near(r["thread_number"], r["document_id"], float(r["similarity"])) for r in rows]
