@@ -27,7 +27,15 @@ def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json:
     url = database.serving_reader_url(env)
     with psycopg.connect(url, autocommit=True) as conn:
         indexes = store.for_connection(conn, generations.index_root(env))
-        targets = repos.targets(conn, repo)
+        try:
+            targets = repos.targets(conn, repo)
+        except psycopg.errors.UndefinedTable as exc:  # marts older than this release, or none
+            print(
+                f"relored: the marts this release reads are not built ({exc.diag.message_primary}):"
+                " run dbt build",
+                file=err,
+            )
+            return ExitStatus.ERROR
         if targets is None:
             print(f"relored: {repo} is not indexed here (run dbt build first)", file=err)
             return ExitStatus.ERROR

@@ -212,6 +212,19 @@ def test_relored_index_builds_then_finds_nothing_to_do_and_status_says_current(
     assert code == 1 and "acme/nothing-here is not indexed here" in err
 
 
+def test_relored_index_before_any_build_says_to_run_dbt_build_not_a_traceback(db_url, tmp_path):
+    """A migrated database whose marts were never built (or were built by an older release,
+    without marts.repositories): one line that says what to run, exit 1."""
+    env = {
+        "RELORE_READER_DATABASE_URL": database.reader_url(db_url, env={}),
+        "RELORE_INDEX_DIR": str(tmp_path / "index"),
+    }
+    code, out, err = _relored(["index"], env)
+    assert code == 1, (out, err)
+    assert "run dbt build" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_status_says_whether_the_search_index_is_current(indexed_world):
     _search(indexed_world.url, q="tokenizer", repo=REPO.full_name)  # the index is built
 
