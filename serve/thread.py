@@ -366,11 +366,9 @@ async def inflight(conn: AsyncConnection, repo: str, number: int) -> dict | None
               and l.link_kind = 'closes' and p.kind = 'pr'
             order by p.repo_id, p.number
             """,
-            # a link names its target by the lowercased name its author typed: the name the
-            # caller asked by (it resolved to this repository), one the repository answers to
-            # (marts.repository_names: a former one GitHub redirects), or by repo_id once the
-            # target thread is indexed. A house whose names were never resolved (landed by
-            # hand, no extract) has no repository_names: the caller's name must still match.
+            # a link names its target by the lowercased name its author typed: the name asked
+            # by (it resolved here; a house never extracted has no repository_names), a former
+            # one GitHub redirects (marts.repository_names), or by repo_id once it is indexed
             {"target_repo": repo.lower(), "number": number, "repo_id": repo_id},
         )
         rows = await cur.fetchall()
