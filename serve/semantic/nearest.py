@@ -131,7 +131,7 @@ async def _other_model(cur, repo_id: int, model) -> str | None:
     row = await cur.fetchone()
     if row is None:
         return None
-    from relore.serve.semantic.encoder import CHOICES
+    from relore.serve.semantic.choices import CHOICES
 
     theirs = row["model_key"]
     mine = model.choice or "a local model"

@@ -8,7 +8,7 @@ reading the installed package's own files (``model_dir()``), offline::
     python3 -m venv /tmp/ref && /tmp/ref/bin/pip install torch==2.13.0 transformers \
         sentence-transformers
     HF_HUB_OFFLINE=1 /tmp/ref/bin/python tests/fixtures/semantic_reference.py \
-        "$(.venv/bin/python -c 'from relore.serve.semantic.encoder import model_dir; print(model_dir())')"
+        "$(.venv/bin/python -c 'from relore.serve.semantic.choices import model_dir; print(model_dir())')"
 
 There sentence-transformers' ``encode`` and transformers' BertModel with mean pooling written
 out had to agree (cosine > 0.999999) before the vectors were stored, rounded to 6 decimals,
@@ -29,8 +29,10 @@ import pytest
 import threadpoolctl
 from fixtures.hostile_strings import CATALOG
 
+from relore.serve.semantic import choices
 from relore.serve.semantic import encoder as encoder_module
-from relore.serve.semantic.encoder import Encoder, model_dir
+from relore.serve.semantic.choices import model_dir
+from relore.serve.semantic.encoder import Encoder
 
 REFERENCE = json.loads(
     (Path(__file__).parents[1] / "fixtures" / "semantic_reference.json").read_text()
@@ -241,7 +243,7 @@ def test_weights_other_than_the_tested_ones_are_served(tmp_path):
     data[-1] ^= 0xFF  # one bit of one weight
     weights.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="not the ones relore was tested with"):
-        Encoder(copy, weights_sha256=encoder_module.WEIGHTS_SHA256)
+        Encoder(copy, weights_sha256=choices.WEIGHTS_SHA256)
     # the packaged model's digest is the pinned one
     with model_dir().joinpath("model.safetensors").open("rb") as file:
-        assert hashlib.file_digest(file, "sha256").hexdigest() == encoder_module.WEIGHTS_SHA256
+        assert hashlib.file_digest(file, "sha256").hexdigest() == choices.WEIGHTS_SHA256

