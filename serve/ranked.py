@@ -124,8 +124,14 @@ class Prepared:
     state: tuple = ()
     # the files the query's words name, in the index's form (a fused page's file leg)
     named_files: tuple[str, ...] = ()
-    # the repository's threads index, one document per thread (a fused page's threads leg)
-    threads: object | None = None
+    # the repository's open index (store.Reader): its threads index is read only by a fused
+    # page's threads leg, so a request that never ranks whole threads never opens it
+    reader: object | None = None
+
+    @property
+    def threads(self):
+        """The repository's threads index, one document per thread (None: nothing to read)."""
+        return self.reader.thread_searcher() if self.reader is not None else None
 
 
 @dataclass
@@ -146,15 +152,15 @@ async def prepare(cur, request: SearchRequest, repo_id: int) -> Prepared:
     resolved = await _resolve(cur, request, repo_id)
     normalized = normalized_filters(request, resolved)
     lexemes = list(resolved["lexemes"])
-    searcher = threads = None
+    searcher = reader = None
     if lexemes or not request.terms:  # only stop words: nothing can match
         indexes = store.for_connection(cur.connection)
         searcher = await indexes.fresh(cur.connection, repo_id, resolved)
-        threads = indexes.reader(repo_id).thread_searcher()
+        reader = indexes.reader(repo_id)
     state = (resolved["database_oid"], generations.Marks.of(resolved))
     filters = _filters(request, normalized)
     named = tuple(resolved["named_files"] or ())
-    return Prepared(request, repo_id, lexemes, filters, normalized, searcher, state, named, threads)
+    return Prepared(request, repo_id, lexemes, filters, normalized, searcher, state, named, reader)
 
 
 def _walk(prepared: Prepared) -> _Walked:
