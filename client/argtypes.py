@@ -18,6 +18,12 @@ def repo(value: str) -> str:
     return value
 
 
+def owner(value: str) -> str:
+    if not patterns.is_owner(value):
+        raise argparse.ArgumentTypeError(f"expected a GitHub user or organisation, got {value!r}")
+    return value
+
+
 def _text(what: str, most: int, hint: str = ""):
     """An argparse type: text of at most ``most`` characters without NUL (the daemon's own
     limit, from ``relore.contract.limits``: refused here before a request is made)."""
@@ -133,6 +139,8 @@ KINDS = {
     "query": lambda p: _query(p.most, p.pasted),
     "pattern": lambda p: _text(p.what or p.name, p.most, p.hint),
     "repo": lambda p: repo,
+    "repos": lambda p: repo,
+    "owner": lambda p: owner,
     "date": None,
     "path": None,
     "identifier": lambda p: identifier,

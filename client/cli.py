@@ -74,7 +74,7 @@ def request(args: argparse.Namespace, env) -> tuple[str, dict]:
         value = getattr(args, param.dest)
         if param.kind == "flag":
             value = 1 if value else None
-        elif param.kind == "many" and param.values is not None and len(value) > param.values:
+        elif param.repeat and param.values is not None and len(value) > param.values:
             raise Refused(
                 ExitStatus.USAGE,
                 f"relore {verb.name}: at most {param.values} {param.flags[-1]} values",

@@ -78,7 +78,8 @@ def _options(param) -> dict:
     if param.repeat:
         if param.positional:
             return {**options, "nargs": "+" if param.required_on("cli") else "*"}
-        return {**options, "action": "append", "default": []}
+        kind = argtypes.for_param(param)
+        return {**options, "action": "append", "default": [], **({"type": kind} if kind else {})}
     kind = argtypes.for_param(param)
     if kind is not None:
         options["type"] = kind

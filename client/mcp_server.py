@@ -88,6 +88,8 @@ def _check(verb: str, name: str, prop: dict, value) -> list[str]:
     """``value`` as command-line words, once it is of the type the schema states."""
     kind = prop["type"]
     if kind == "array":
+        if isinstance(value, str):  # one value where several may be: `repo` was one string
+            value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise _bad(verb, f"{name} must be a list of strings")
         return value

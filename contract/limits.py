@@ -16,6 +16,8 @@ MAX_QUERY_CHARS = 2000  # the query, and each --file/--error/--test/--symbol val
 MAX_PASTE_CHARS = 8000
 MAX_SIGNAL_VALUES = 5  # values of one signal filter (--file, --error, --test, --symbol)
 MAX_HITS = 10  # hits on one search page; --limit may ask for fewer
+# repositories one search may name with --repo (--org, or none named, asks every one held)
+MAX_SEARCH_REPOS = 20
 TRUST_TIERS = ("authoritative", "reported", "machine")
 STATES = ("open", "closed", "merged")
 QUESTION_KINDS = ("failure", "rationale", "precedent")  # --kind

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-REPO = r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+"
+OWNER = r"[A-Za-z0-9_.-]+"
+REPO = rf"{OWNER}/{OWNER}"
 REPO_RE = re.compile(REPO)
 THREAD_REF_RE = re.compile(rf"(?:({REPO})#)?#?([0-9]+)")
 SESSION_RE = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
@@ -62,6 +63,11 @@ def is_repo(value: str | None) -> bool:
         return False
     owner, name = value.split("/")
     return owner.strip(".") != "" and name.strip(".") != ""
+
+
+def is_owner(value: str | None) -> bool:
+    """A repository's owner as ``owner/name`` spells it (never ``.`` or ``..``)."""
+    return bool(value) and re.fullmatch(OWNER, value) is not None and value.strip(".") != ""
 
 
 def check_repo(value: str | None) -> tuple[str, str]:

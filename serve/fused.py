@@ -20,7 +20,7 @@ import asyncio
 import math
 from dataclasses import replace
 
-from relore.serve import page_hits
+from relore.serve import across, page_hits
 from relore.serve.lexical import query, schema
 from relore.serve.semantic import fusion, nearest
 
@@ -36,7 +36,7 @@ def _walk(prepared, share: float, files: tuple[str, ...] | None) -> query.Thread
         return None
     filters = prepared.filters if files is None else replace(prepared.filters, files=files)
     least = max(1, math.ceil(len(prepared.lexemes) * share))
-    every_word = query.build(prepared.searcher, prepared.lexemes, least, filters)
+    every_word = query.build(prepared.searcher, prepared.lexemes, least, filters, prepared.weights)
     return query.ranked_threads(prepared.searcher, every_word, fusion.DEPTH, WALK_PER_THREAD)
 
 
@@ -54,9 +54,9 @@ def _whole_threads(prepared, share: float) -> list[fusion.Ranked]:
     ):
         return []
     least = max(1, math.ceil(len(prepared.lexemes) * share))
-    asked = query.thread_query(prepared.lexemes, least, filters)
+    asked = query.thread_query(prepared.lexemes, least, filters, prepared.thread_weights)
     found = query.whole_threads(prepared.threads, asked, fusion.DEPTH)
-    return [fusion.Ranked(thread, "", score) for thread, score in found]
+    return [fusion.Ranked((prepared.repo_id, thread), "", score) for thread, score in found]
 
 
 def _strict_count(prepared) -> int:
@@ -72,14 +72,14 @@ def _least(prepared, weights: fusion.Weights) -> int:
     return max(1, math.ceil(len(prepared.lexemes) * weights.words_share))
 
 
-def _ranked(walk: query.ThreadWalk | None, second: float) -> list[fusion.Ranked]:
+def _ranked(repo_id: int, walk: query.ThreadWalk | None, second: float) -> list[fusion.Ranked]:
     """A words' leg in order: a thread by its best document's score plus ``second`` of its
     next one's; shown by its best document."""
     if walk is None:
         return []
     ranked = [
         fusion.Ranked(
-            t.thread,
+            (repo_id, t.thread),
             "",  # read for the page's threads only (_documents)
             t.scores[0] + (second * t.scores[1] if len(t.scores) > 1 else 0.0),
         )
@@ -88,30 +88,59 @@ def _ranked(walk: query.ThreadWalk | None, second: float) -> list[fusion.Ranked]
     return sorted(ranked, key=lambda r: -r.score) if second else ranked
 
 
-async def page(cur, request, prepared) -> dict:
-    """The fused page for ``request`` in one repository, ``prepared`` by search (its lexemes,
-    filters, index searcher and the files its words name)."""
-    shape = fusion.shape(request.text, prepared.named_files)
+def _merged(parts: list[list[fusion.Ranked]]) -> list[fusion.Ranked]:
+    """One leg's rankings of several repositories as one, by score (one scale: the weights
+    of ``lexical.idf``), to DEPTH; one repository's as it is."""
+    if len(parts) == 1:
+        return parts[0]
+    every = [entry for part in parts for entry in part]
+    return sorted(every, key=lambda e: -e.score)[: fusion.DEPTH]
+
+
+def _walks(prepared: list, weights: fusion.Weights, files: bool) -> list[tuple]:
+    """Each repository's walks, run side by side in worker threads: (words, by_file, strict
+    count, whole threads)."""
+    if len(prepared) > 1 and weights.thread > 0:
+        across.thread_weights(prepared)
+    tasks = []
+    for each in prepared:
+        tasks.append(asyncio.to_thread(_walk, each, weights.words_share, None))
+        named = each.named_files if files and each.named_files else None
+        tasks.append(
+            asyncio.to_thread(_walk, each, weights.words_share, named)
+            if named
+            else asyncio.sleep(0)
+        )
+        tasks.append(asyncio.to_thread(_strict_count, each))
+        tasks.append(
+            asyncio.to_thread(_whole_threads, each, weights.thread_share)
+            if weights.thread > 0
+            else asyncio.sleep(0, [])
+        )
+    return tasks
+
+
+async def page(cur, request, prepared: list) -> dict:
+    """The fused page for ``request``, ``prepared`` by search in each repository it ranks
+    (its lexemes, filters, index searcher and the files its words name)."""
+    by_repo = {p.repo_id: p for p in prepared}
+    named = [f for p in prepared for f in p.named_files]
+    shape = fusion.shape(request.text, named)
     weights = fusion.WEIGHTS[shape]
     found = await fusion.meaning(cur, request, weights.meaning_floor)
     if isinstance(found, nearest.Off):  # no meaning: no question goes without its words
         weights = fusion.words_only(shape, weights)
-    files = prepared.named_files if weights.file > 0 and prepared.named_files else None
-    words, by_file, strict_total, whole = await asyncio.gather(
-        asyncio.to_thread(_walk, prepared, weights.words_share, None),
-        asyncio.to_thread(_walk, prepared, weights.words_share, files)
-        if files
-        else asyncio.sleep(0),
-        asyncio.to_thread(_strict_count, prepared),
-        asyncio.to_thread(_whole_threads, prepared, weights.thread_share)
-        if weights.thread > 0
-        else asyncio.sleep(0, []),
-    )
+    files = weights.file > 0 and bool(named)
+    done = await asyncio.gather(*_walks(prepared, weights, files))
+    walked = [done[i : i + 4] for i in range(0, len(done), 4)]
+    words = {p.repo_id: w[0] for p, w in zip(prepared, walked, strict=True)}
+    by_file = {p.repo_id: w[1] for p, w in zip(prepared, walked, strict=True)}
     legs = {
-        "words": _ranked(words, weights.words_second),
-        "file": _ranked(by_file, weights.words_second),
-        "thread": whole,
+        "words": _merged([_ranked(r, w, weights.words_second) for r, w in words.items()]),
+        "file": _merged([_ranked(r, w, weights.words_second) for r, w in by_file.items()]),
+        "thread": _merged([w[3] for w in walked]),
     }
+    strict_total = sum(w[2] for w in walked)
     semantic = {"state": "answered", "route": "fused", "shape": shape}
     near: list = []
     if isinstance(found, nearest.Off):
@@ -119,29 +148,25 @@ async def page(cur, request, prepared) -> dict:
     else:
         near = found
         legs["meaning"] = [
-            fusion.Ranked(n.thread_number, n.document_id, n.similarity) for n in near
+            fusion.Ranked((n.repo_id, n.thread_number), n.document_id, n.similarity) for n in near
         ]
     order = fusion.fuse(legs, weights)[: request.limit]
     walks = {"words": words, "file": by_file}
-    shown = await asyncio.to_thread(_documents, order, legs, prepared, walks)
-    rows = await page_hits.page_rows(
-        cur,
-        request.repo_id,
-        [fusion.SemanticHit(doc, score) for doc, score in shown.values()],
-        prepared.lexemes,
-    )
-    near_of = {n.thread_number: n for n in near}
+    shown = await asyncio.to_thread(_documents, order, legs, by_repo, walks)
+    rows = await _rows(cur, shown, by_repo)
+    near_of = {(n.repo_id, n.thread_number): n for n in near}
     worded = {e.thread for name in ("words", "file", "thread") for e in legs[name]}
+    filed = {e.thread for e in legs["file"]}
     hits = []
-    for thread, score in order:
-        row = rows.get(shown[thread][0]) if thread in shown else None
+    for key, score in order:
+        row = rows.get(shown[key][0]) if key in shown else None
         if row is None:  # deleted since the index or the vectors were read
             continue
         hit = page_hits.hit(row)
-        close = near_of.get(thread)
-        if thread in worded:
+        close = near_of.get(key)
+        if key in worded:
             hit["matched_by"] = ["words", *(["meaning"] if close else [])]
-            if thread in {e.thread for e in legs["file"]}:
+            if key in filed:
                 hit["matched_by"].append("file")
             if close:
                 hit["similarity"] = round(close.similarity, 4)
@@ -149,10 +174,12 @@ async def page(cur, request, prepared) -> dict:
             fusion.by_meaning(hit, close.similarity)
         hit["score"] = round(score, 4)
         hits.append(hit)
-    total = words.total if words else 0
-    least = _least(prepared, weights)
-    total += await fusion.count_unworded(cur, request.repo_id, near, prepared.lexemes, least)
-    capped = bool(words) and any(len(t.scores) > 1 for t in words.threads)
+    least = _least(prepared[0], weights)
+    total = sum(w.total for w in words.values() if w)
+    for repo_id in by_repo:
+        mine = [n for n in near if n.repo_id == repo_id]
+        total += await fusion.count_unworded(cur, repo_id, mine, prepared[0].lexemes, least)
+    capped = any(w and any(len(t.scores) > 1 for t in w.threads) for w in words.values())
     by_meaning = sum(1 for h in hits if h["matched_by"] == ["meaning"])
     if semantic["state"] == "answered":
         semantic.update(threads=len(near), hits_by_meaning_only=by_meaning)
@@ -166,7 +193,7 @@ async def page(cur, request, prepared) -> dict:
         "returned": len(hits),
         "total": total,
         "counted": "documents",
-        "total_holds": _least(prepared, weights),
+        "total_holds": least,
         "matches": total,
         "all_terms": strict_total,
         "per_thread_cap": 1,
@@ -179,36 +206,55 @@ async def page(cur, request, prepared) -> dict:
         result["fill"] = {
             "every_word": every_word,
             "some_words": some_words,
-            "minimum": _least(prepared, weights),
-            "of": len(prepared.lexemes),
+            "minimum": least,
+            "of": len(prepared[0].lexemes),
         }
     if files:
-        result["named_files"] = list(files)
+        result["named_files"] = list(dict.fromkeys(named))
     return result
 
 
-def _documents(order, legs, prepared, walks) -> dict[int, tuple[str, float]]:
+async def _rows(cur, shown: dict, by_repo: dict) -> dict[str, dict]:
+    """The page's documents read back, a query per repository on the page."""
+    wanted: dict[int, list] = {}
+    for (repo_id, _), (document, score) in shown.items():
+        wanted.setdefault(repo_id, []).append(fusion.SemanticHit(document, score))
+    rows: dict[str, dict] = {}
+    for repo_id, hits in wanted.items():
+        found = await page_hits.page_rows(cur, repo_id, hits, by_repo[repo_id].lexemes)
+        rows.update(found)
+    return rows
+
+
+def _documents(order, legs, by_repo, walks) -> dict[tuple, tuple[str, float]]:
     """The document each page thread is shown by, with its leg's score: its best worded
     document (the words' leg, then the file's; its id read from the index here, for the
     page's threads only; for a thread only the threads' leg ranked, its document the words
     rank first), else its nearest passage."""
-    searcher = prepared.searcher
-    chosen: dict[int, tuple[str, float]] = {}
-    wanted = {thread for thread, _ in order}
-    any_word = None
+    chosen: dict[tuple, tuple[str, float]] = {}
+    wanted = {key for key, _ in order}
+    any_word: dict[int, object] = {}
     for name in ("words", "file", "thread", "meaning"):
-        walk = walks.get(name)
-        best = {t.thread: t.best for t in walk.threads} if walk else {}
+        best = {
+            (repo_id, t.thread): t.best
+            for repo_id, walk in walks.get(name, {}).items()
+            if walk
+            for t in walk.threads
+        }
         for entry in legs.get(name, []):
             if entry.thread not in wanted or entry.thread in chosen:
                 continue
+            repo_id, thread = entry.thread
+            prepared = by_repo[repo_id]
             address = best.get(entry.thread)
             if address is not None:
-                document = query.document_id(searcher, address)
+                document = query.document_id(prepared.searcher, address)
             elif name == "thread":
-                if any_word is None:
-                    any_word = query.build(searcher, prepared.lexemes, 1, prepared.filters)
-                document = query.best_in_thread(searcher, any_word, entry.thread)
+                if repo_id not in any_word:
+                    any_word[repo_id] = query.build(
+                        prepared.searcher, prepared.lexemes, 1, prepared.filters
+                    )
+                document = query.best_in_thread(prepared.searcher, any_word[repo_id], thread)
                 if document is None:  # its words are in a tier the page does not show
                     continue
             else:

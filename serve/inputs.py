@@ -49,6 +49,28 @@ def repo(params, *, required: bool = True) -> str | None:
     return value
 
 
+def repos(params, name: str, most: int) -> list[str]:
+    """Repositories named (``repo=o/n``, repeatable): each ``owner/name``, at most ``most``,
+    each once (GitHub compares names case-insensitively), in the order given."""
+    values = [v.strip() for v in _values(params, name) if v and v.strip()]
+    for value in values:
+        if not patterns.is_repo(value):
+            raise BadRequest(REPO_SHAPE)
+    if len(values) > most:
+        raise BadRequest(f"at most {most} repositories per request (--org names every one)")
+    return list({v.lower(): v for v in reversed(values)}.values())[::-1]
+
+
+def owner(params, name: str) -> str | None:
+    """A repository's owner (a user or an organisation), as ``owner/name`` spells it."""
+    value = (_value(params, name) or "").strip()
+    if not value:
+        return None
+    if not patterns.is_owner(value):
+        raise BadRequest(f"{name} must be a GitHub user or organisation (the owner in owner/name)")
+    return value
+
+
 def whole(
     params,
     name: str,
@@ -239,6 +261,8 @@ KINDS = {
     "query": lambda q, p: query(q, p.name, p.most, p.pasted),
     "pattern": lambda q, p: pattern(q, p.name, p.most),
     "repo": lambda q, p: repo(q, required=p.required_on("http")),
+    "repos": lambda q, p: repos(q, p.name, p.values),
+    "owner": lambda q, p: owner(q, p.name),
     "date": lambda q, p: date(q, p.name),
     "path": lambda q, p: path(q, p.name, p.most, required=p.required_on("http")),
     "identifier": lambda q, p: identifier(q, p.name),

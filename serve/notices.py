@@ -40,6 +40,8 @@ KINDS = {
     "carrying some of them, ranked by BM25, each hit saying how many it carries",
     "trust_lowered": "nothing at the question's trust floor answered: a lower tier is shown",
     "no_matches": "nothing matched (with the filters that zeroed the page)",
+    "repositories": "a search across repositories: how many were ranked together (one idf "
+    "across them) and which the hits came from",
     "semantic": "which tiers answered: hits found by meaning alone, or why a question was "
     "answered by its words only",
     # thread
@@ -94,6 +96,13 @@ _PARTS = {
 
 def search(page: dict) -> list[dict]:
     notices = []
+    across = page.get("repositories")
+    if across:
+        answered = ", ".join(f"{name} ({n})" for name, n in across["answered"].items())
+        text = f"ranked together across {across['searched']} repositories (one idf across them)" + (
+            f"; hits from {answered}" if answered else ""
+        )
+        notices.append(_notice("repositories", "before", text, searched=across["searched"]))
     if page.get("per_thread_capped"):
         cap = page["per_thread_cap"]
         text = f"matching documents, at most {cap} per thread"

@@ -127,6 +127,10 @@ class Prepared:
     # the repository's open index (store.Reader): its threads index is read only by a fused
     # page's threads leg, so a request that never ranks whole threads never opens it
     reader: object | None = None
+    # each lexeme's weight when repositories are ranked together (lexical.idf.shared; None:
+    # this repository alone), for the documents and for the threads index
+    weights: dict[str, float] | None = None
+    thread_weights: dict[str, float] | None = None
 
     @property
     def threads(self):
@@ -146,10 +150,17 @@ class _Walked:
     counts_from: int = 0
     # a page with no words: its threads and their candidate documents
     threads: query.Threads | None = None
+    # the first ``strict`` hits hold every word (the fill's follow)
+    strict: int = 0
 
 
 async def prepare(cur, request: SearchRequest, repo_id: int) -> Prepared:
-    resolved = await _resolve(cur, request, repo_id)
+    return await prepared_from(cur, request, repo_id, await _resolve(cur, request, repo_id))
+
+
+async def prepared_from(cur, request: SearchRequest, repo_id: int, resolved: dict) -> Prepared:
+    """A request resolved for one repository (``ranking.RESOLVE``'s row), its index made
+    fresh."""
     normalized = normalized_filters(request, resolved)
     lexemes = list(resolved["lexemes"])
     searcher = reader = None
@@ -178,7 +189,8 @@ def _walk(prepared: Prepared) -> _Walked:
         )
         hits = [query.Hit(docs[0], thread, 0.0) for thread, docs in found.page if docs]
         return _Walked(hits, False, found.total, found.total, None, False, 0, found)
-    strict = query.build(searcher, lexemes, len(lexemes), filters)
+    weights = prepared.weights
+    strict = query.build(searcher, lexemes, len(lexemes), filters, weights)
     walk = query.ranked(searcher, strict, request.limit, PER_THREAD, newest_first=not lexemes)
     hits = walk.hits
     strict_total = total = walk.total
@@ -189,7 +201,7 @@ def _walk(prepared: Prepared) -> _Walked:
     if minimum < len(lexemes):
         # the count is of the documents the page is drawn from (every word, then enough of
         # them), whatever the limit: a full strict page still counts the fill's documents
-        wide = query.build(searcher, lexemes, minimum, filters)
+        wide = query.build(searcher, lexemes, minimum, filters, weights)
         if len(hits) >= request.limit:
             total = query.count(searcher, wide)
         else:  # the fill's walk counts the same documents on its first step
@@ -210,7 +222,7 @@ def _walk(prepared: Prepared) -> _Walked:
                 widened = True
                 hits = hits + more.hits
                 fill = {"minimum": minimum, "of": len(lexemes)}
-    return _Walked(hits, widened, total, strict_total, fill, capped, minimum)
+    return _Walked(hits, widened, total, strict_total, fill, capped, minimum, strict=len(walk.hits))
 
 
 def _ranked(prepared: Prepared, walked: _Walked, rows: dict[str, dict]) -> Ranked:
@@ -292,29 +304,3 @@ async def _evidence(cur, prepared: Prepared, threads: query.Threads) -> tuple[li
 async def run_repo(cur, request: SearchRequest, repo_id: int) -> Ranked:
     """One repository: resolve in SQL, rank in the index, read the page back."""
     return (await rank_many(cur, [await prepare(cur, request, repo_id)]))[0]
-
-
-async def run(cur, request: SearchRequest) -> Ranked:
-    """One search, in the named repository or merged by score across every one held."""
-    if request.repo_id is not None:
-        return await run_repo(cur, request, request.repo_id)
-    await cur.execute(ranking.REPOSITORIES)
-    repo_ids = [row["repo_id"] for row in await cur.fetchall()]
-    parts = [await run_repo(cur, request, repo_id) for repo_id in repo_ids]
-    if not parts:
-        return Ranked([], False, normalized_filters(request, dict.fromkeys(RESOLVED)), 0, 0)
-    rows = [row for part in parts for row in part.rows]
-    newest = not request.terms
-    rows.sort(key=lambda r: r["created_at"] if newest else r["score"], reverse=True)
-    return Ranked(
-        rows[: request.limit],
-        any(p.widened for p in parts),
-        parts[0].normalized,
-        sum(p.total for p in parts),
-        sum(p.strict_total for p in parts),
-        next((p.fill for p in parts if p.fill), None),
-        any(p.capped for p in parts),
-        parts[0].counts_from,
-        parts[0].counted,
-        any(p.total_is_lower_bound for p in parts),
-    )

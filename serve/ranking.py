@@ -21,11 +21,14 @@ from relore.serve.lexical import source
 QUOTED = r"""('''' || replace(replace({0}, '\', '\\'), '''', '''''') || '''')::tsquery"""
 
 
-RESOLVE = f"""
+def _resolve(repo: str) -> str:
+    """The caller's words and filters resolved for the repository whose id ``repo`` (an SQL
+    expression) is."""
+    return f"""
 with normalized as (
     select
         (select array_agg(distinct a.path)
-         from marts.relore_path_aliases(%(repo_id)s::bigint, array(
+         from marts.relore_path_aliases({repo}, array(
              select n.x
              from unnest(%(file)s::text[]) as v (raw),
                   lateral (select marts.relore_path_normal_form(v.raw) as x) as n
@@ -39,7 +42,7 @@ with normalized as (
          from unnest(%(symbol)s::text[]) as v (raw)) as symbols,
         -- the files the words name (a path in a description is evidence for a fused page)
         (select array_agg(distinct a.path)
-         from marts.relore_path_aliases(%(repo_id)s::bigint, array(
+         from marts.relore_path_aliases({repo}, array(
              select p from marts.relore_prose_paths(%(prose)s) as p limit 5)) as a (path))
             as named_files
 )
@@ -52,7 +55,16 @@ select
 from normalized as n
 -- and the marks the search index is compared with (serve/lexical/source.py), in the same
 -- round trip
-cross join ({source.MARKS}) as marks
+cross join ({source.marks_of(repo)}) as marks
+"""
+
+
+RESOLVE = _resolve("%(repo_id)s::bigint")
+# The same for each of several repositories (%(repo_ids)s), a row each, in one round trip.
+RESOLVE_EACH = f"""
+select r.repo_id as scope_repo_id, resolved.*
+from unnest(%(repo_ids)s::bigint[]) as r (repo_id)
+cross join lateral ({_resolve("r.repo_id")}) as resolved
 """
 
 # The page's documents in the index's order, with their thread, a snippet around the words
@@ -113,7 +125,6 @@ where not d.is_deleted
 order by w.position
 """
 
-REPOSITORIES = "select repo_id from marts.repositories where documents > 0 order by repo_id"
 
 # Of some documents (the semantic leg's), those holding fewer than %(holds)s of the caller's
 # lexemes: what the words' count left out, so a page's count is the same at every limit.

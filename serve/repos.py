@@ -29,6 +29,12 @@ limit 1
 
 # Every repository with something to search.
 EVERY = "select repo_id, repo from marts.repositories where documents > 0 order by repo"
+# ... of one owner (its current name's)
+EVERY_OF = """
+select repo_id, repo from marts.repositories
+where documents > 0 and lower(split_part(repo, '/', 1)) = lower(%(owner)s)
+order by repo
+"""
 
 
 def targets(conn, name: str | None) -> list[tuple[int, str]] | None:
@@ -54,12 +60,41 @@ async def require(conn: AsyncConnection, name: str) -> int:
     repo_id = await find(conn, name)
     if repo_id is not None:
         return repo_id
-    async with conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute("select repo from marts.repositories order by repo")
-        held = [row[0] for row in await cur.fetchall()]
+    held = await _held(conn)
     raise NotIndexed(
         f"{name} is not indexed here"
         + (f" (indexed: {', '.join(held)})" if held else " (nothing is indexed yet)")
         + f"; index it with `relored extract --repo {name}` then `dbt build`",
         indexed=held,
     )
+
+
+async def _held(conn: AsyncConnection) -> list[str]:
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute("select repo from marts.repositories order by repo")
+        return [row[0] for row in await cur.fetchall()]
+
+
+async def scope(
+    conn: AsyncConnection, names: tuple[str, ...], owner: str | None
+) -> tuple[tuple[int, str], ...]:
+    """``(repo_id, name)`` of each repository a search across repositories ranks: those
+    named (each must be held: ``require``), every one of ``owner``, and with neither every
+    one held. An owner none of whose repositories is held is a 404 like a repository's."""
+    found: dict[int, str] = {}
+    for name in names:
+        found.setdefault(await require(conn, name), name)
+    if owner or not names:
+        async with conn.cursor(row_factory=tuple_row) as cur:
+            await cur.execute(EVERY_OF, {"owner": owner}) if owner else await cur.execute(EVERY)
+            rows = await cur.fetchall()
+        if owner and not rows:
+            held = await _held(conn)
+            raise NotIndexed(
+                f"no repository of {owner} is indexed here"
+                + (f" (indexed: {', '.join(held)})" if held else " (nothing is indexed yet)"),
+                indexed=held,
+            )
+        for repo_id, name in rows:
+            found.setdefault(repo_id, name)
+    return tuple(found.items())

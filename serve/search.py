@@ -23,7 +23,7 @@ from relore.contract.limits import MAX_HITS as MAX_LIMIT
 from relore.contract.limits import (
     MAX_QUERY_CHARS,
 )
-from relore.serve import excerpts, fused, inputs, notices, page_hits, ranked, repos
+from relore.serve import across, excerpts, fused, inputs, notices, page_hits, ranked, repos
 from relore.serve.errors import BadRequest
 from relore.serve.ranked import PER_THREAD, SIGNALS
 from relore.serve.semantic import fusion
@@ -42,9 +42,15 @@ PRECEDENT_LIMIT = 5
 @dataclass(frozen=True)
 class SearchRequest:
     text: str
+    # one repository named (and no org): ranked in its own index
     repo: str | None = None
     # the repository's id, resolved once by search() (repos.require)
     repo_id: int | None = None
+    # several named, an owner's, or (neither) every one held: ranked together
+    repos: tuple[str, ...] = ()
+    org: str | None = None
+    # ...resolved once by search() (repos.scope): (repo_id, name) of each repository searched
+    scope: tuple[tuple[int, str], ...] = ()
     limit: int = MAX_LIMIT
     trust: str | None = None
     state: str | None = None
@@ -65,6 +71,11 @@ class SearchRequest:
     pasted_chars: int | None = None
 
     @property
+    def repo_ids(self) -> list[int]:
+        """The repositories searched (resolved): the one named, else the scope."""
+        return [self.repo_id] if self.repo_id is not None else [r for r, _ in self.scope]
+
+    @property
     def has_signals(self) -> bool:
         return any(getattr(self, name) for name in SIGNALS)
 
@@ -78,6 +89,8 @@ class SearchRequest:
             k: v
             for k, v in (
                 ("repo", self.repo),
+                ("repos", list(self.repos)),
+                ("org", self.org),
                 ("trust", self.trust),
                 ("state", self.state),
                 ("author", self.author),
@@ -110,9 +123,13 @@ def parse_request(params) -> SearchRequest:
     limit = got["limit"]
     if got["kind"] == "precedent":
         limit = min(limit, PRECEDENT_LIMIT)
+    named = tuple(got["repo"])
+    one = len(named) == 1 and not got["org"]
     return SearchRequest(
         text=text,
-        repo=got["repo"],
+        repo=named[0] if one else None,
+        repos=() if one else named,
+        org=got["org"],
         limit=limit,
         trust=got["trust"],
         state=got["state"],
@@ -190,7 +207,8 @@ async def _legs(cur, request: SearchRequest) -> list[tuple[str, SearchRequest]]:
     prose = " ".join(line for line in request.text.splitlines() if not _FRAME.match(line))
     prose_terms = tuple(dict.fromkeys(t.lower() for t in _TERM_RE.findall(prose)))[:12]
     base = {
-        "repo": request.repo, "repo_id": request.repo_id, "limit": MAX_LIMIT,
+        "repo": request.repo, "repo_id": request.repo_id, "repos": request.repos,
+        "org": request.org, "scope": request.scope, "limit": MAX_LIMIT,
         "trust": request.trust, "state": request.state, "author": request.author,
         "kind": request.kind, "since": request.since, "floor": request.floor,
     }  # fmt: skip
@@ -223,17 +241,32 @@ async def search(conn: AsyncConnection, request: SearchRequest) -> dict:
     A request naming a repository the index holds nothing for is ``errors.NotIndexed``."""
     if request.repo and request.repo_id is None:
         request = replace(request, repo_id=await repos.require(conn, request.repo))
+    elif request.repo_id is None and not request.scope:
+        scope = await repos.scope(conn, request.repos, request.org)
+        # one repository held (or of the owner's): its own index, as when named
+        request = replace(request, scope=scope, repo_id=scope[0][0] if len(scope) == 1 else None)
     async with conn.cursor(row_factory=dict_row) as cur:
         page = await _answer(cur, request)
         floor = request.trust_tiers()
         if page["hits"] or request.trust or "reported" in floor:
-            return page
+            return _across(request, page)
         lowered = replace(request, floor=(*floor, "reported"))
         second = await _answer(cur, lowered)
     if not second["hits"]:
-        return page
+        return _across(request, page)
     second["trust_lowered"] = {"from": floor, "to": lowered.trust_tiers()}
-    return second
+    return _across(request, second)
+
+
+def _across(request: SearchRequest, page: dict) -> dict:
+    """A page ranked across repositories says how many and which its hits came from."""
+    if request.repo or (len(request.scope) < 2 and not (request.repos or request.org)):
+        return page
+    answered: dict[str, int] = {}
+    for hit in page["hits"]:
+        answered[hit["repo"]] = answered.get(hit["repo"], 0) + 1
+    page["repositories"] = {"searched": len(request.scope), "answered": answered}
+    return page
 
 
 async def _answer(cur, request: SearchRequest) -> dict:
@@ -242,14 +275,12 @@ async def _answer(cur, request: SearchRequest) -> dict:
     failure = not request.has_signals and (
         request.pasted_chars is not None or looks_like_a_failure(request.text)
     )
-    if not failure and request.repo_id is not None and fusion.route(request, failure=False).fused:
+    if not failure and request.repo_ids and fusion.route(request, failure=False).fused:
         # a fused page asks meaning itself and says which tiers answered
-        page = await fused.page(cur, request, await ranked.prepare(cur, request, request.repo_id))
+        page = await fused.page(cur, request, await _prepare(cur, request))
     else:
         page = (
-            await _expanded(cur, request)
-            if failure
-            else _page(request, await ranked.run(cur, request))
+            await _expanded(cur, request) if failure else _page(request, await _run(cur, request))
         )
         page = await fusion.answer(cur, request, page, failure=failure, read=_hits_by_meaning)
     if request.pasted_chars is not None:
@@ -264,11 +295,25 @@ async def _hits_by_meaning(cur, repo_id: int, wanted: list, lexemes: list[str]) 
     return {doc: page_hits.hit(row) for doc, row in rows.items()}
 
 
+async def _prepare(cur, request: SearchRequest) -> list[ranked.Prepared]:
+    """The request resolved in each repository it ranks (one, or several together)."""
+    if request.repo_id is not None:
+        return [await ranked.prepare(cur, request, request.repo_id)]
+    return await across.prepare_each(cur, request)
+
+
+async def _run(cur, request: SearchRequest) -> ranked.Ranked:
+    """A lexical page: in the named repository's index, or across several ranked together."""
+    if request.repo_id is not None:
+        return await ranked.run_repo(cur, request, request.repo_id)
+    return await across.run(cur, request)
+
+
 async def _run_legs(cur, request: SearchRequest, legs: list) -> list[ranked.Ranked]:
     """Every leg in one pass: resolved in turn (one connection), ranked in the index side by
     side, and every leg's page read back in one query (the legs share the prose's words)."""
-    if request.repo_id is None:  # every repository held: each leg on its own
-        return [await ranked.run(cur, leg) for _, leg in legs]
+    if request.repo_id is None:  # several repositories: each leg ranked across them
+        return [await across.run(cur, leg) for _, leg in legs]
     return await ranked.rank_many(
         cur, [await ranked.prepare(cur, leg, request.repo_id) for _, leg in legs]
     )

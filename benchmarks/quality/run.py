@@ -116,9 +116,50 @@ def index_facts(url: str) -> dict:
 # -- relore ----------------------------------------------------------------------------------
 
 
+# Asked of the whole organisation (#39): every query of these slices again with `org` and no
+# `repo`, every repository ranked together. Its cross slice: the error lines whose thread is
+# in another repository than the organisation's largest, where an agent working there would
+# find it only across repositories (labels: eval.jsonl's, frozen long before).
+ORG_SLICES = ("failure", "paraphrase", "change", "why")
+LARGEST = "huggingface/transformers"
+
+
 def relore_variants(item: dict) -> dict[str, tuple[str, dict]]:
     """System name -> (route, params). ``relore`` is how an agent asks; the others change
     one thing each, to say where a miss comes from."""
+    found = _variants(item)
+    if item["slice"] in ORG_SLICES:
+        route, params = found["relore"]
+        owner = item["repo"].split("/")[0]
+        found["relore:org"] = (
+            route,
+            {**{k: v for k, v in params.items() if k != "repo"}, "org": owner},
+        )
+    return found
+
+
+def org_table(results: list[dict]) -> str:
+    """Each slice asked in its repository (`relore`) and of the organisation (`relore:org`);
+    the cross rows: error lines whose thread is outside the largest repository."""
+    lines = [f"{'row':28s} {'n':>4s}  {'in its repo':>22s}  {'across the org':>22s}"]
+    rows: dict[str, list[dict]] = defaultdict(list)
+    for r in results:
+        if "relore:org" not in r["systems"]:
+            continue
+        rows[r["row"]].append(r)
+        if r["row"].startswith("failure/") and r["item"]["repo"].lower() != LARGEST:
+            rows["cross/" + r["row"].split("/")[1]].append(r)
+            rows["cross/all error lines"].append(r)
+    for name in sorted(rows):
+        cells = []
+        for system in ("relore", "relore:org"):
+            s = metrics.summary([r["systems"][system] for r in rows[name]])
+            cells.append(f"{s['recall_at_10']:11.3f}{s['mrr']:11.3f}")
+        lines.append(f"{name:28s} {len(rows[name]):4d}  " + "  ".join(cells))
+    return "\n".join(lines)
+
+
+def _variants(item: dict) -> dict[str, tuple[str, dict]]:
     repo = item["repo"]
     if item["slice"] == "failure":
         return {
@@ -544,6 +585,7 @@ def main() -> None:
     variant_text, variant_figures = table(results, ["relore", *variants])
     if args.variants:
         print("\nrelore variants (diagnostic: each changes one thing)\n" + variant_text)
+        print("\nasked of the whole organisation (#39; R@10, MRR)\n" + org_table(results))
     if args.misses:
         print_misses(results)
     out = Path(args.out) if args.out else home / "quality.json"

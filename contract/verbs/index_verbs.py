@@ -32,7 +32,14 @@ SEARCH = Verb(
             f"or a pasted traceback (at most {limits.MAX_PASTE_CHARS}: cut to its lead, error "
             "line and deepest frames, and said in a query_cut notice)",
         ),
-        repo(),
+        Param(
+            "repo",
+            "repos",
+            "owner/name; repeat it to search several; none (and no --org): every "
+            "repository indexed, ranked together",
+            values=limits.MAX_SEARCH_REPOS,
+        ),
+        Param("org", "owner", "every indexed repository of this owner, ranked together"),
         Param(
             "limit",
             "limit",
@@ -65,7 +72,9 @@ SEARCH = Verb(
     purpose="Ranked search over the repository's issues, pull requests, comments and "
     "review comments. Call it before changing code whose history may matter: paste an "
     "error line or a traceback, or name a file, test or symbol, to find earlier reports, "
-    "fixes and the reasons given for them. At most 10 hits, each a snippet; read one with "
+    "fixes and the reasons given for them. Give several `repo`, an `org`, or neither to "
+    "search every indexed repository at once (an error often surfaced first in a sibling "
+    "project). At most 10 hits, each a snippet naming its repository; read one with "
     "`thread`.",
     route="search",
     summary="Ranked search: strict conjunction, then a disclosed widening; a question is "

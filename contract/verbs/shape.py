@@ -30,6 +30,8 @@ KINDS = {
     "query": False,  # search text: `most`, or `pasted` for a pasted traceback
     "pattern": False,  # grep's regular expression: at most `most`, no NUL or line break
     "repo": False,  # owner/name
+    "repos": True,  # owner/name, repeatable: at most `values`
+    "owner": False,  # a GitHub user or organisation (the owner of owner/name)
     "date": False,  # YYYY-MM-DD
     "path": False,  # relative to the repository root, never leaving it (at most `most`)
     "identifier": False,  # symbol's name
@@ -232,6 +234,8 @@ def json_schema(param: Param) -> dict:
             item["pattern"] = "\\S"
         elif kind == "rule_ids":
             item["pattern"] = f"^{patterns.RULE_ID_RE.pattern}$"
+        elif kind == "repos":
+            item["pattern"] = f"^{patterns.REPO}$"
         if param.most is not None:
             item["maxLength"] = param.most
         if param.values is not None:
@@ -240,6 +244,8 @@ def json_schema(param: Param) -> dict:
     schema = {"type": "string"}
     if kind == "repo":
         schema["pattern"] = f"^{patterns.REPO}$"
+    elif kind == "owner":
+        schema["pattern"] = f"^{patterns.OWNER}$"
     elif kind == "session":
         schema["pattern"] = f"^{patterns.SESSION_RE.pattern}$"
     elif kind == "date":

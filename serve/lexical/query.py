@@ -99,18 +99,31 @@ def _signal_queries(filters: Filters) -> list[Query]:
     return found
 
 
-def text_query(lexemes: list[str], minimum: int) -> Query:
-    """Documents holding at least ``minimum`` of the lexemes, scored by BM25 over those held."""
-    terms = [(Occur.Should, Query.term_query(schema.SCHEMA, schema.TEXT, x)) for x in lexemes]
+def _term(lexeme: str, weights: dict[str, float] | None) -> Query:
+    term = Query.term_query(schema.SCHEMA, schema.TEXT, lexeme)
+    weight = 1.0 if weights is None else weights.get(lexeme, 1.0)
+    return term if weight == 1.0 else Query.boost_query(term, weight)
+
+
+def text_query(lexemes: list[str], minimum: int, weights: dict[str, float] | None = None) -> Query:
+    """Documents holding at least ``minimum`` of the lexemes, scored by BM25 over those held
+    (each lexeme's score times its weight: ``idf.shared`` across repositories)."""
+    terms = [(Occur.Should, _term(x, weights)) for x in lexemes]
     if minimum >= len(lexemes):
         return Query.boolean_query([(Occur.Must, q) for _, q in terms])
     return Query.boolean_query(terms, minimum_number_should_match=minimum)
 
 
-def build(searcher: tantivy.Searcher, lexemes: list[str], minimum: int, filters: Filters) -> Query:
+def build(
+    searcher: tantivy.Searcher,
+    lexemes: list[str],
+    minimum: int,
+    filters: Filters,
+    weights: dict[str, float] | None = None,
+) -> Query:
     clauses = _filter_clauses(searcher, filters)
     if lexemes:
-        clauses.append((Occur.Must, text_query(lexemes, minimum)))
+        clauses.append((Occur.Must, text_query(lexemes, minimum, weights)))
     if all(occur == Occur.MustNot for occur, _ in clauses):  # exclusions need a universe
         clauses.append((Occur.Must, Query.const_score_query(Query.all_query(), 0.0)))
     return Query.boolean_query(clauses)
@@ -280,12 +293,14 @@ def ranked_threads(
     return ThreadWalk([RankedThread(t, tuple(scores[t]), best[t]) for t in order], found.count)
 
 
-def thread_query(lexemes: list[str], minimum: int, filters: Filters) -> Query:
+def thread_query(
+    lexemes: list[str], minimum: int, filters: Filters, weights: dict[str, float] | None = None
+) -> Query:
     """Threads (of the threads index) holding at least ``minimum`` of the lexemes in their
     own words, scored by BM25 over the whole thread; the state and signal filters as on a
     document (a thread document carries no tier, author or date: the caller asks this index
     only where those are the defaults)."""
-    clauses = [(Occur.Must, text_query(lexemes, minimum))]
+    clauses = [(Occur.Must, text_query(lexemes, minimum, weights))]
     if filters.state:
         state = Query.term_query(schema.SCHEMA, schema.STATE, filters.state)
         clauses.append((Occur.Must, Query.const_score_query(state, 0.0)))

@@ -74,18 +74,24 @@ FOLLOWED = {
     "thread_symbols": "thread_number",
 }
 
+
 # The newest write of each followed mart (nulls: never built), the marks a refresh moves to;
 # and the database's identity: a database dropped and created again under the same name (or
 # a copy made from a template) is another database, whose index is built anew.
-MARKS = (
-    "select\n"
-    + "".join(
-        f"    (select max(written_at) from marts.{mart} where repo_id = %(repo_id)s) as {mart},\n"
-        for mart in FOLLOWED
+def marks_of(repo: str) -> str:
+    """The marks of the repository whose id ``repo`` (an SQL expression) is."""
+    return (
+        "select\n"
+        + "".join(
+            f"    (select max(written_at) from marts.{mart} where repo_id = {repo}) as {mart},\n"
+            for mart in FOLLOWED
+        )
+        + "    (select oid::bigint from pg_database where datname = current_database())"
+        + " as database_oid\n"
     )
-    + "    (select oid::bigint from pg_database where datname = current_database())"
-    + " as database_oid\n"
-)
+
+
+MARKS = marks_of("%(repo_id)s")
 
 # The threads written since the marks (a mark of each followed mart, by name).
 CHANGED_THREADS = (

@@ -120,8 +120,8 @@ def route(request, *, failure: bool) -> Route:
 def _meaning_unavailable(request) -> str | None:
     if not ENABLED:
         return "turned off on this daemon (RELORE_SEMANTIC=off)"
-    if request.repo_id is None:
-        return "asked in every repository: meaning is searched within one (--repo)"
+    if not request.repo_ids:
+        return "no repository is indexed"
     return None
 
 
@@ -163,7 +163,7 @@ async def meaning(cur, request, floor: float = 0.0) -> list | nearest.Off:
     cannot answer)."""
     if not_asked := _meaning_unavailable(request):
         return nearest.Off(not_asked)
-    found = await nearest.nearest(cur, request.repo_id, request.text, _filters(request))
+    found = await nearest.nearest(cur, request.repo_ids, request.text, _filters(request))
     if isinstance(found, nearest.Off):
         return found
     return [n for n in found if n.similarity >= floor]
@@ -209,14 +209,18 @@ async def answer(cur, request, page: dict, *, failure: bool, read) -> dict:
         return said("off", reason=found.reason)
     found = [n for n in found if n.similarity >= FLOOR][: request.limit]
     lexemes = await query_lexemes(cur, request.terms)
-    wanted = [SemanticHit(n.document_id, n.similarity) for n in found]
-    read_back = await read(cur, request.repo_id, wanted, lexemes) if wanted else {}
+    read_back: dict = {}
+    unworded = 0
+    for repo_id in dict.fromkeys(n.repo_id for n in found):
+        mine = [n for n in found if n.repo_id == repo_id]
+        wanted = [SemanticHit(n.document_id, n.similarity) for n in mine]
+        read_back.update(await read(cur, repo_id, wanted, lexemes))
+        unworded += await count_unworded(cur, repo_id, mine, lexemes, 1)
     hits = [
         by_meaning(read_back[n.document_id], n.similarity)
         for n in found
         if n.document_id in read_back  # else deleted since the vectors were read
     ]
-    unworded = await count_unworded(cur, request.repo_id, found, lexemes, 1)
     page.update(hits=hits, returned=len(hits), total=page["total"] + unworded)
     return said("answered", threads=len(found), hits_by_meaning_only=len(hits))
 

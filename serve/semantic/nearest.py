@@ -39,32 +39,33 @@ select
 # documents are read only to apply a filter the caller named.
 _NEAREST = """
 with nearest as (
-    select e.text_hash, e.embedding <=> %(query)s::vector as distance
+    select e.repo_id, e.text_hash, e.embedding <=> %(query)s::vector as distance
     from semantic.embeddings as e
-    where e.repo_id = %(repo_id)s and e.model_key = %(model_key)s
+    where e.repo_id = any(%(repo_ids)s::bigint[]) and e.model_key = %(model_key)s
     order by e.embedding <=> %(query)s::vector
     limit %(candidates)s
 ),
 passages as (
     select
-        p.thread_number, p.document_id, n.distance,
-        row_number() over (partition by p.thread_number order by n.distance, p.passage_index)
-            as nearest_in_thread
+        p.repo_id, p.thread_number, p.document_id, n.distance,
+        row_number() over (
+            partition by p.repo_id, p.thread_number order by n.distance, p.passage_index
+        ) as nearest_in_thread
     from nearest as n
     join marts.semantic_passages as p
-        on p.repo_id = %(repo_id)s and p.text_hash = n.text_hash
+        on p.repo_id = n.repo_id and p.text_hash = n.text_hash
     where p.trust_tier = any(%(tiers)s::text[])
 )
-select p.thread_number, p.document_id, 1 - p.distance as similarity
+select p.repo_id, p.thread_number, p.document_id, 1 - p.distance as similarity
 from passages as p
 {filtered}
 where p.nearest_in_thread = 1 {filters}
-order by p.distance, p.thread_number
+order by p.distance, p.repo_id, p.thread_number
 limit %(depth)s
 """
 _FILTERED = (
-    "join marts.threads as t on t.repo_id = %(repo_id)s and t.number = p.thread_number\n"
-    "join marts.documents as d on d.repo_id = %(repo_id)s and d.document_id = p.document_id"
+    "join marts.threads as t on t.repo_id = p.repo_id and t.number = p.thread_number\n"
+    "join marts.documents as d on d.repo_id = p.repo_id and d.document_id = p.document_id"
 )
 _FILTERS = {
     "state": "and %(state)s in (t.state, t.github_state)",  # closed: merged ones too
@@ -83,6 +84,7 @@ class Near:
     thread_number: int
     document_id: str
     similarity: float
+    repo_id: int = 0
 
 
 @dataclass(frozen=True)
@@ -200,23 +202,25 @@ async def state(cur, repo_id: int) -> dict:
     }
 
 
-async def nearest(cur, repo_id: int, text: str, filters: dict) -> list[Near] | Off:
-    """The threads nearest ``text`` in the repository, best first; or why there are none."""
+async def nearest(cur, repo_id: int | list[int], text: str, filters: dict) -> list[Near] | Off:
+    """The threads nearest ``text`` in the repository (or in any of several: similarity is
+    one scale across them), best first; or why there are none."""
+    repo_ids = [repo_id] if isinstance(repo_id, int) else list(repo_id)
     reason = await _ready(cur)
     if reason is not None:
         return Off(reason)
     model = encoder()
     if model is None:
         return Off(encoder_error() or "the encoder is not loaded")
-    await cur.execute(store.MARK, {"repo_id": repo_id, "model_key": model.model_key})
+    await cur.execute(store.MARK, {"repo_ids": repo_ids, "model_key": model.model_key})
     if await cur.fetchone() is None:
-        other = await _other_model(cur, repo_id, model)
+        other = await _other_model(cur, repo_ids[0], model) if len(repo_ids) == 1 else None
         return Off(other or "nothing is embedded for this repository yet; run relored embed")
     vector = await asyncio.to_thread(_query_vector, text)
     since = filters.get("since")
     params = {
         "query": store.vector_literal(vector),
-        "repo_id": repo_id,
+        "repo_ids": repo_ids,
         "model_key": model.model_key,
         "candidates": CANDIDATES,
         "depth": DEPTH,
@@ -235,4 +239,7 @@ async def nearest(cur, repo_id: int, text: str, filters: dict) -> list[Near] | O
         )
         await cur.execute(_nearest_sql(filters), params)
         rows = await cur.fetchall()
-    return [Near(r["thread_number"], r["document_id"], float(r["similarity"])) for r in rows]
+    return [
+        Near(r["thread_number"], r["document_id"], float(r["similarity"]), r["repo_id"])
+        for r in rows
+    ]

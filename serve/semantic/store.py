@@ -22,9 +22,11 @@ select
      where m.repo_id = %(repo_id)s and m.model_key = %(model_key)s) as changed_at
 """
 
+# whether any of the repositories holds vectors of the model
 MARK = """
 select changed_at from semantic.marks
-where repo_id = %(repo_id)s and model_key = %(model_key)s
+where repo_id = any(%(repo_ids)s::bigint[]) and model_key = %(model_key)s
+limit 1
 """
 
 DIMENSION = """

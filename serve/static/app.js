@@ -5,7 +5,7 @@
   const VERSION = document.querySelector('meta[name="relore-version"]').content;
   const TOKEN_KEY = "relore.token";
   const SIGNALS = ["file", "error", "test", "symbol"];
-  const FILTERS = ["repo", ...SIGNALS, "author", "kind", "trust", "state", "since"];
+  const FILTERS = ["repo", "org", ...SIGNALS, "author", "kind", "trust", "state", "since"];
   const THREAD_KEYS = ["repo", "number", "mode", "focus", "after", "comment"];
   const PRECEDENT_KEYS = ["q", "repo", "file", "limit"];
   const GRADES = [

@@ -16,7 +16,10 @@ from relore.serve import notices
 from relore.serve.app import Settings, create_app
 
 pytestmark = pytest.mark.slow
-WORLD_PART = worlds.Part(web_pages.REPO, corpus=web_pages.world)
+WORLD_PARTS = (
+    worlds.Part(web_pages.REPO, corpus=web_pages.world),
+    worlds.Part(web_pages.OTHER, corpus=web_pages.other_world),
+)
 
 RENDERERS = {
     "search": render.search_page,

@@ -18,7 +18,9 @@ from relore.contract.verbs import VERBS
 # unknown option), and its help
 LINES = {
     "search": [["search"], ["search", "a b", "--repo", "o/n", "--limit", "3", "--json"],
-               ["search", "x", "--repo", "bad"], ["search", "x", "--trust", "nope"]],
+               ["search", "x", "--repo", "bad"], ["search", "x", "--trust", "nope"],
+               ["search", "x", "--repo", "a/b", "--repo", "c/d", "--org", "acme"],
+               ["search", "x", "--org", "acme/widgets"]],
     "precedent": [["precedent", "turn caching off", "--repo", "o/n", "--file", "a.py",
                    "--limit", "2", "--json"], ["precedent", "x"],
                   ["precedent", "x", "--repo", "o/n", "--limit", "6"]],
@@ -100,3 +102,17 @@ def test_help_and_usage_errors_read_as_argparses_own_formatter_writes_them(monke
         definition, "_RawDescriptionHelpFormatter", argparse.RawDescriptionHelpFormatter
     )
     assert ours == [_parsed(build_parser(), argv) for argv in lines]
+
+
+def test_several_repositories_are_sent_as_one_repeated_parameter_and_past_the_cap_refused():
+    from relore.client import cli
+    from relore.contract import limits
+
+    parser = build_parser(verb="search")
+    args = parser.parse_args(["search", "x", "--repo", "a/b", "--repo", "c/d", "--org", "acme"])
+    route, params = cli.request(args, {})
+    assert (route, params["repo"], params["org"]) == ("search", ["a/b", "c/d"], "acme")
+    many = [w for i in range(limits.MAX_SEARCH_REPOS + 1) for w in ("--repo", f"o/r{i}")]
+    with pytest.raises(cli.Refused) as refused:
+        cli.request(parser.parse_args(["search", "x", *many]), {})
+    assert f"at most {limits.MAX_SEARCH_REPOS} --repo values" in str(refused.value)

@@ -89,7 +89,7 @@ def test_the_search_query_is_q_as_over_http_and_text_is_still_taken(tools):
     assert "q" in schema and "the same as q" in schema["text"]["description"]
     for arguments in ({"q": "-KeyError x", "repo": "a/b"}, {"text": "-KeyError x", "repo": "a/b"}):
         args = tools.parser.parse_args(mcp_server.argv("search", arguments))
-        assert (args.q, args.repo) == ("-KeyError x", "a/b")
+        assert (args.q, args.repo) == ("-KeyError x", ["a/b"])  # one repo, or several
     with pytest.raises(Refused) as refused:
         mcp_server.argv("search", {"q": "a", "text": "b"})
     assert refused.value.status == ExitStatus.USAGE and "q" in refused.value.line

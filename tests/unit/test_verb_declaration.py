@@ -141,3 +141,22 @@ def test_every_kind_a_declaration_uses_is_parsed_at_both_ends():
     from relore.client import argtypes
 
     assert {kind for kind, surface in used if surface == "cli"} <= set(argtypes.KINDS)
+
+
+def test_a_search_names_several_repositories_each_checked_once_and_at_most_the_cap():
+    from relore.contract import limits
+
+    got = inputs.parse(
+        "search", QueryParams([("q", "x"), ("repo", "a/b"), ("repo", "A/B"), ("repo", "c/d")])
+    )
+    assert got["repo"] == ["a/b", "c/d"]  # GitHub compares names case-insensitively
+    for bad in ("a/b/c", "../x", "a"):
+        with pytest.raises(BadRequest, match="owner/name"):
+            inputs.parse("search", QueryParams([("q", "x"), ("repo", "a/b"), ("repo", bad)]))
+    many = [("repo", f"o/r{i}") for i in range(limits.MAX_SEARCH_REPOS + 1)]
+    with pytest.raises(BadRequest, match=f"at most {limits.MAX_SEARCH_REPOS} repositories"):
+        inputs.parse("search", QueryParams([("q", "x"), *many]))
+    assert inputs.parse("search", QueryParams({"q": "x", "org": "acme"}))["org"] == "acme"
+    for bad in ("acme/widgets", "..", "a b"):
+        with pytest.raises(BadRequest, match="user or organisation"):
+            inputs.parse("search", QueryParams({"q": "x", "org": bad}))

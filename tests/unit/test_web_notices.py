@@ -46,7 +46,7 @@ def _node() -> str:
 def _cases(recorded: dict) -> list[dict]:
     cases = []
     for name, entry in sorted(recorded.items()):
-        params = {k: str(v) for k, v in entry["params"].items()}
+        params = {k: v if isinstance(v, list) else str(v) for k, v in entry["params"].items()}
         if entry["route"] == "search":
             view, answers = "search", {"search": entry["page"]}
         elif entry["route"] == "thread":
@@ -55,7 +55,7 @@ def _cases(recorded: dict) -> list[dict]:
             view, answers = "thread", {"inflight": entry["page"]}
             if name in THREAD_FOR_INFLIGHT:
                 answers["thread"] = recorded[THREAD_FOR_INFLIGHT[name]]["page"]
-        hash_ = f"#/{view}?{urllib.parse.urlencode(params)}"
+        hash_ = f"#/{view}?{urllib.parse.urlencode(params, doseq=True)}"
         cases.append({"name": name, "hash": hash_, "answers": answers})
     return cases
 

@@ -1,0 +1,140 @@
+"""A search across repositories (#39): several named with ``repo``, an owner's with ``org``, or
+every one held when none is named, ranked together on one scale, each hit naming its
+repository and the page saying which repositories answered."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from fixtures import corpus_payloads as gh
+from fixtures import indexed
+from fixtures import world as worlds
+from fixtures.reads import search as _search
+
+from relore.contract import render
+from relore.extract.landing import RawObject, Repo, land
+from relore.serve.errors import NotIndexed
+from relore.serve.semantic import fusion
+
+APP = Repo(8841, "crossorg/app")
+LIB = Repo(8842, "crossorg/lib")
+OWNER = gh.user("crossorg", 9200, "Organization")
+AUTHOR = gh.user("maintainer", 9201)
+T0 = 1_700_000_000
+ERROR = "FrobnicatorError: the widget cache overflowed at level 7"
+
+
+def _issue(repo: Repo, number: int, title: str, body: str) -> RawObject:
+    base = 70_000 if repo is APP else 80_000
+    return indexed.issue(repo, number, title, body, author=AUTHOR, at=T0 + number, id_base=base)
+
+
+# The app is the large repository: thirty threads, one of them sharing the lib's words.
+APP_THREADS = [
+    _issue(APP, 1, "Quasar lantern", "quasar lantern"),
+    _issue(APP, 3, "Frobnicator docs", "The frobnicator caches widgets per level."),
+    *[
+        _issue(APP, n, f"Routine report {n}", "The nightly build passed on every platform.")
+        for n in range(10, 38)
+    ],
+]
+# The lib is small: three threads, the one that saw the error first among them.
+LIB_THREADS = [
+    _issue(LIB, 1, "Quasar lantern", "quasar lantern"),
+    _issue(
+        LIB,
+        7,
+        "Cache overflow in the frobnicator",
+        f"Running the pipeline raises\n\n{ERROR}\n\nFixed by capping the level.",
+    ),
+    _issue(LIB, 8, "Release notes", "Notes for the next release of the library."),
+]
+
+
+def _lander(repo: Repo, threads: list[RawObject]):
+    def land_part(landing: worlds.Landing) -> None:
+        payload = gh.repository(repo.full_name, repo.repo_id, OWNER, T0, T0, len(threads))
+        with (
+            psycopg.connect(landing.url, autocommit=True) as conn,
+            conn.transaction(),
+            conn.cursor() as cur,
+        ):
+            land(cur, repo, "test", [RawObject("repository", repo.repo_id, None, payload)])
+            land(cur, repo, "test", threads)
+
+    return land_part
+
+
+WORLD_PARTS = (
+    worlds.Part(APP.full_name, land=_lander(APP, APP_THREADS)),
+    worlds.Part(LIB.full_name, land=_lander(LIB, LIB_THREADS)),
+)
+
+
+@pytest.fixture
+def tier_off(monkeypatch):
+    monkeypatch.setattr(fusion, "ENABLED", False)
+
+
+def _where(page: dict) -> list[tuple[str, int]]:
+    return [(h["repo"], h["number"]) for h in page["hits"]]
+
+
+@pytest.mark.parametrize(
+    "scope", [{}, {"org": "crossorg"}, {"repo": [APP.full_name, LIB.full_name]}]
+)
+def test_a_search_without_repo_ranks_another_repositorys_thread_first_when_it_is_the_best_match(
+    indexed_world, scope
+):
+    """An agent working in the app pastes an error the lib saw first: asked of every
+    repository (or the owner's, or both named), the lib's thread leads."""
+    page = _search(indexed_world.url, q=ERROR, **scope)
+    assert _where(page)[0] == (LIB.full_name, 7), _where(page)
+    assert page["repositories"]["answered"][LIB.full_name] >= 1
+    assert ERROR.split(":")[0].lower() in page["hits"][0]["snippet"].lower()
+
+
+def test_the_same_words_score_alike_in_a_small_and_a_large_repository(indexed_world, tier_off):
+    """Each repository's own idf would score the app's "quasar lantern" three times the lib's
+    (a word once in 30 threads against once in 3); one idf across both leaves only their
+    lengths' norms apart."""
+    page = _search(indexed_world.url, q="quasar lantern", org="crossorg")
+    scores = {(h["repo"], h["number"]): h["score"] for h in page["hits"]}
+    app, lib = scores[(APP.full_name, 1)], scores[(LIB.full_name, 1)]
+    assert max(app, lib) / min(app, lib) < 1.5, scores
+
+
+def test_a_fused_page_across_repositories_keeps_threads_of_one_number_apart(
+    indexed_world, tier_off
+):
+    """Both repositories have a thread 1 saying the same: a fused page (a description) shows
+    each, named by its repository, and says which repositories answered."""
+    page = _search(indexed_world.url, q="the quasar lantern of the frobnicator", org="crossorg")
+    assert page["tiers"]["semantic"]["route"] == "fused"
+    where = _where(page)
+    assert (APP.full_name, 1) in where and (LIB.full_name, 1) in where, where
+    assert len(where) == len(set(where))
+    assert page["repositories"]["searched"] == 2
+    shown = render.search_page(page)
+    assert "ranked together across 2 repositories" in shown
+    assert f"{LIB.full_name}#1" in shown and f"{APP.full_name}#1" in shown
+
+
+def test_naming_repositories_ranks_those_only(indexed_world, tier_off):
+    page = _search(indexed_world.url, q="quasar lantern", repo=[LIB.full_name, APP.full_name])
+    assert {repo for repo, _ in _where(page)} == {APP.full_name, LIB.full_name}
+    page = _search(indexed_world.url, q="quasar lantern", repo=[LIB.full_name])
+    assert _where(page) == [(LIB.full_name, 1)]
+    assert "repositories" not in page  # one repository: its own index, as before
+
+
+def test_an_owner_with_nothing_indexed_is_a_404_naming_what_is_held(indexed_world):
+    with pytest.raises(NotIndexed) as refused:
+        _search(indexed_world.url, q="quasar", org="nobody-here")
+    assert "no repository of nobody-here is indexed" in str(refused.value)
+    assert LIB.full_name in str(refused.value)
+
+
+def test_a_filter_only_page_across_repositories_is_newest_first(indexed_world):
+    page = _search(indexed_world.url, error=ERROR, org="crossorg")
+    assert _where(page) == [(LIB.full_name, 7)]
