@@ -60,7 +60,26 @@ def _land_world(landing: worlds.Landing) -> None:
     _land(landing.url, [_issue(n, *topic) for n, topic in TOPICS.items()])
 
 
-WORLD_PART = worlds.Part(REPO.full_name, land=_land_world)
+# a sibling repository of the same owner: a question asked of the owner is asked of both
+SIBLING = Repo(4748, "acme/meaning-sibling")
+
+
+def _land_sibling(landing: worlds.Landing) -> None:
+    repository = gh.repository(SIBLING.full_name, SIBLING.repo_id, OWNER, T0, T0, 1)
+    sibling = indexed.issue(
+        SIBLING, 1, "Pin the docs theme", "The docs build needs the theme pinned.",
+        author=AUTHOR, at=T0, id_base=91_000,
+    )  # fmt: skip
+    with psycopg.connect(landing.url, autocommit=True) as conn, conn.transaction():
+        with conn.cursor() as cur:
+            land(cur, SIBLING, "test", [RawObject("repository", SIBLING.repo_id, None, repository)])
+            land(cur, SIBLING, "test", [sibling])
+
+
+WORLD_PARTS = (
+    worlds.Part(REPO.full_name, land=_land_world),
+    worlds.Part(SIBLING.full_name, land=_land_sibling),
+)
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +162,20 @@ def test_a_question_in_none_of_the_threads_words_finds_it_by_meaning(copy):
     assert "worker A holds the lock" in top["snippet"]
     text = render.search_page(page)
     assert "found by meaning, similarity" in text and "by words and meaning" in text
+
+
+def test_a_question_asked_of_every_repository_of_an_owner_finds_its_thread_by_meaning(copy):
+    """Meaning is asked across repositories too: pgvector over each one's vectors at once,
+    the hit naming the repository it came from."""
+    url, _ = copy
+    relored.main(
+        ["embed", "--json"], env={"RELORE_DATABASE_URL": url}, out=io.StringIO(), err=io.StringIO()
+    )
+    page = _search(url, q=QUESTION, org="acme")
+    assert page["repositories"]["searched"] >= 2
+    assert page["tiers"]["semantic"]["state"] == "answered"
+    top = page["hits"][0]
+    assert (top["repo"], top["number"], top["matched_by"]) == (REPO.full_name, 1, ["meaning"])
 
 
 def test_a_state_filter_holds_for_threads_found_by_meaning(copy):
