@@ -100,8 +100,6 @@ def _merged(parts: list[list[fusion.Ranked]]) -> list[fusion.Ranked]:
 def _walks(prepared: list, weights: fusion.Weights, files: bool) -> list[tuple]:
     """Each repository's walks, run side by side in worker threads: (words, by_file, strict
     count, whole threads)."""
-    if len(prepared) > 1 and weights.thread > 0:
-        across.thread_weights(prepared)
     tasks = []
     for each in prepared:
         tasks.append(asyncio.to_thread(_walk, each, weights.words_share, None))
@@ -131,10 +129,14 @@ async def page(cur, request, prepared: list) -> dict:
     if isinstance(found, nearest.Off):  # no meaning: no question goes without its words
         weights = fusion.words_only(shape, weights)
     files = weights.file > 0 and bool(named)
-    done = await asyncio.gather(*_walks(prepared, weights, files))
+    if len(prepared) > 1 and weights.thread > 0:  # one idf over every repository's threads
+        across.thread_weights(prepared)
+    # a repository none of whose documents holds a word has nothing for the words' legs
+    walking = [p for p in prepared if across.answers(p)] if len(prepared) > 1 else prepared
+    done = await asyncio.gather(*_walks(walking, weights, files))
     walked = [done[i : i + 4] for i in range(0, len(done), 4)]
-    words = {p.repo_id: w[0] for p, w in zip(prepared, walked, strict=True)}
-    by_file = {p.repo_id: w[1] for p, w in zip(prepared, walked, strict=True)}
+    words = {p.repo_id: w[0] for p, w in zip(walking, walked, strict=True)}
+    by_file = {p.repo_id: w[1] for p, w in zip(walking, walked, strict=True)}
     legs = {
         "words": _merged([_ranked(r, w, weights.words_second) for r, w in words.items()]),
         "file": _merged([_ranked(r, w, weights.words_second) for r, w in by_file.items()]),
