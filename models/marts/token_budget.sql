@@ -9,20 +9,6 @@ cycles as (
     select * from {{ ref('stg_ops__repo_cycles') }}
 ),
 
-latest as (
-    select
-        cycle_id,
-        repo_id,
-        budget_limit,
-        budget_remaining,
-        budget_reset,
-        coalesce(finished_at, started_at) as recorded_at
-    from cycles
-    where budget_remaining is not null
-    order by coalesce(finished_at, started_at) desc, cycle_id desc
-    limit 1
-),
-
 final as (
     select
         cycle_id,
@@ -30,9 +16,12 @@ final as (
         budget_limit,
         budget_remaining,
         budget_reset,
-        recorded_at,
+        coalesce(finished_at, started_at) as recorded_at,
         coalesce(budget_reset <= now(), false) as reset_passed
-    from latest
+    from cycles
+    where budget_remaining is not null
+    order by coalesce(finished_at, started_at) desc, cycle_id desc
+    limit 1
 )
 
 select * from final
