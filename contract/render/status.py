@@ -71,7 +71,10 @@ def freshness_lines(fresh: dict) -> list[str]:
     if fresh.get("behind") is None:
         return ["  freshness: not known (no cycle of `relored cycle` recorded)"]
     if not fresh["behind"]:
-        return [f"  freshness: {polled}; backfill complete"]
+        if fresh.get("last_poll_at"):
+            return [f"  freshness: {polled}; backfill complete"]
+        done = fresh.get("last_done_age") or "?"
+        return [f"  freshness: backfill complete {done} ago; polled from the next cycle"]
     why = fresh.get("why")
     after = f"{(fresh.get('behind_after_s') or 0) // 60} min"
     if why == "never_cycled":
