@@ -22,7 +22,7 @@ def _fresh(**changes) -> dict:
             "passes": 6,
             "next_pass": None,
             "high_water": None,
-        },  # fmt: skip
+        },
         "latest": {
             "cycle": 4,
             "role": "backfill",
@@ -30,7 +30,7 @@ def _fresh(**changes) -> dict:
             "reason": None,
             "started_at": None,
             "finished_at": None,
-        },  # fmt: skip
+        },
     }
     return {**page, **changes}
 
@@ -51,7 +51,7 @@ def test_a_poll_killed_long_ago_is_behind_saying_it_never_finished():
             last_poll_age="3h",
             last_done_age="3h",
             latest=latest,
-        )  # fmt: skip
+        )
     )
     assert line == (
         "  BEHIND: last poll finished 3h ago (2026-01-01T07:00:00+00:00); nothing finished for "
