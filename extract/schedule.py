@@ -7,7 +7,9 @@
 3. a poll of every repository whose backfill is complete, the least recently polled first,
    spending down to 0 (conditional requests: an idle poll costs nothing), so a backfill never
    delays another repository's poll: a poll that runs out of budget goes first next cycle;
-4. backfills with what is left, the smallest repository (fewest open issues) first, so a new
+4. with ``--authority``, the write access of each polled repository's new authors (and of
+   those not asked for a week), down to the reserve;
+5. backfills with what is left, the smallest repository (fewest open issues) first, so a new
    small repository is searchable within the hour, not after the big one; stopping at the
    reserve. A request the
    budget refuses is never sent, so every mark is exactly where the backfill stopped and the
@@ -21,7 +23,7 @@ with the budget when the turn ended: what ``relored doctor`` reads to say who is
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 
@@ -32,6 +34,10 @@ from relore.extract.landing import Repo
 from relore.extract.progress import Progress
 
 BULK_STEPS = ("issues", "issue_comments", "review_comments", "pull_details", "reviews", "deletions")
+# A repository none of whose turns finished for this long is behind: the hourly loop's hour,
+# and half an hour for the timer's delay and a cycle's own time (``relore status`` and
+# ``relored doctor`` both say so; macros/cycle_schedule.sql is the marts' side).
+BEHIND_AFTER = timedelta(minutes=90)
 
 
 @dataclass
@@ -109,6 +115,7 @@ def run_cycle(
     *,
     reserve: int | None = None,
     per_minute: int = budgets.PER_MINUTE,
+    authority: bool = False,
 ) -> CycleReport:
     budget = budgets.Budget(per_minute=per_minute, clock=client.clock, sleep=client.sleep)
     client.budget = budget
@@ -138,6 +145,10 @@ def run_cycle(
         _take_turn(conn, client, repo, turn, cycle_id, "poll", options, progress)
         report.turns.append(turn)
     budget.floor = reserve
+    if authority:
+        for repo, turn in polls:
+            if turn.outcome == runner.DONE and not budget.refuses("core"):
+                _resolve_authority(conn, client, repo, turn, cycle_id, options, progress)
     for repo, turn in backfills:
         if budget.refuses("core"):
             turn.outcome = "waiting"
@@ -167,6 +178,18 @@ def _take_turn(conn, client, repo: Repo, turn: Turn, cycle_id: int, pass_name: s
     else:
         turn.outcome, turn.reason = run.outcome, run.error
     _record(conn, repo, turn, cycle_id, budget, finished=True)
+
+
+def _resolve_authority(conn, client, repo: Repo, turn: Turn, cycle_id: int,
+                       options: runner.Options, progress: Progress) -> None:  # fmt: skip
+    """A polled repository's new authors' write access (``--authority``), down to the
+    reserve: its requests count in the poll's turn; a failure or the budget's stop is the
+    authority pass's own run (ops.pass_runs), never the poll's outcome."""
+    client.budget.stopped = None
+    run = runner.run(conn, client, repo.full_name, "authority", options, progress, repo=repo)
+    turn.requests += run.requests
+    turn.not_modified += run.not_modified
+    _record(conn, repo, turn, cycle_id, client.budget, finished=True)
 
 
 def _record(conn, repo: Repo, turn: Turn, cycle_id: int, budget, *, finished=False) -> None:

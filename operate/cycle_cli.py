@@ -31,6 +31,12 @@ def add_parser(verbs) -> None:
         help="owner/name (repeatable; default: every repository extracted before)",
     )
     cy.add_argument("--reserve", type=int, help="requests a backfill leaves in the hour's budget")
+    cy.add_argument(
+        "--authority",
+        action="store_true",
+        help="after the polls, ask the write access of each polled repository's new authors "
+        "(a backfill always does), down to the reserve; needs a token with push access",
+    )
     cy.add_argument("--workers", type=int, default=2, help="threads fetched at once (default 2)")
     cy.add_argument("--quiet", action="store_true", help="no progress lines")
     cy.add_argument("--json", action="store_true", help="print the cycle's report as JSON")
@@ -62,7 +68,9 @@ def run(args, out: TextIO, err: TextIO, env) -> int:
             print("relored cycle: no repository: name one with --repo", file=err)
             return ExitStatus.USAGE
         progress = Progress(None if args.quiet else err, client)
-        report = schedule.run_cycle(conn, client, names, options, progress, reserve=args.reserve)
+        report = schedule.run_cycle(
+            conn, client, names, options, progress, reserve=args.reserve, authority=args.authority
+        )
         fresh = _fresh_as_of(conn, [t.repo for t in report.turns])
     if args.json:
         payload = dataclasses.asdict(report)

@@ -1,4 +1,5 @@
-"""``status``: what the index holds, per repository, read from the marts' status views."""
+"""``status``: what the index holds, per repository, and how fresh the loop keeps it, read
+from the marts' status views."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from psycopg.rows import dict_row
 
 from relore.contract import stamps
 from relore.contract.version import __version__
+from relore.serve import freshness
 from relore.serve.lexical import store
 from relore.serve.repos import require as require_repo
 from relore.serve.semantic import nearest
@@ -92,6 +94,8 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
                 }
             )
         semantic = {r["repo_id"]: await nearest.state(cur, r["repo_id"]) for r in repos}
+        fresh = await freshness.by_repo(cur, repo_id)
+        budget = await freshness.budget(cur)
         where = await replica(cur)
     indexes = store.for_connection(conn)
     search_index = {r["repo_id"]: await indexes.state(conn, r["repo_id"]) for r in repos}
@@ -99,6 +103,7 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
         "version": __version__,
         "engine": f"postgres {engine}",
         "replica": where,
+        "budget": budget,
         "returned": len(repos),
         "total": len(repos),
         "repos": [
@@ -132,6 +137,7 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
                 "deletions": _deletions_checked(marks.get(r["repo_id"], [])),
                 "search_index": search_index[r["repo_id"]],
                 "semantic": semantic[r["repo_id"]],
+                "freshness": fresh.get(r["repo_id"], freshness.UNKNOWN),
             }
             for r in repos
         ],

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make demo: the whole loop on one machine, against a fake GitHub on loopback.
-#   embedded Postgres → fake GitHub → relored extract → relored clone (deploy/local/demo/widgets)
-#   → relored rules load → dbt build → relored embed → relored serve → relore, every verb
+#   embedded Postgres → fake GitHub → relored cycle (the backfill) → relored clone
+#   (deploy/local/demo/widgets) → relored rules load → deploy/local/loop.sh, the hourly loop
+#   (relored cycle, dbt build, relored embed, relored index, dbt source freshness)
+#   → relored serve → relore, every verb
 # Safe to run again: the second run lands nothing new and rebuilds nothing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -43,8 +45,9 @@ wait_for "$LOG/fake_github.out" "listening on" 30 || fail "fake GitHub did not s
 api_url=$(grep -o 'http://127.0.0.1:[0-9]*' "$LOG/fake_github.out" | head -1)
 echo "listening on $api_url"
 
-step "relored extract --repo $REPO"
-RELORE_GITHUB_API_URL="$api_url" GITHUB_TOKEN=demo-token relored extract --repo "$REPO" --quiet
+export RELORE_GITHUB_API_URL="$api_url" GITHUB_TOKEN=demo-token
+step "relored cycle --repo $REPO (its backfill, within the token's budget)"
+relored cycle --repo "$REPO" --quiet
 
 step "relored clone --repo $REPO (a small history this checkout ships: deploy/local/demo/widgets/)"
 # Built anew each run from the same patches, dates and author: the same commits, so the
@@ -62,12 +65,12 @@ unset GIT_CONFIG_GLOBAL GIT_CONFIG_NOSYSTEM
 step "relored rules load --repo $REPO deploy/local/demo/rules.yaml"
 relored rules load --repo "$REPO" deploy/local/demo/rules.yaml
 
-step "dbt build"
-dbt build --quiet --log-path "$LOG/dbt-logs" >"$LOG/dbt.out" 2>&1 || { cat "$LOG/dbt.out"; fail "dbt build failed"; }
-echo "dbt build: ok (log in $LOG/dbt-logs/dbt.log)"
-
-step "relored embed (the semantic tier: a vector per opening-post passage)"
-relored embed
+step "deploy/local/loop.sh $REPO (what runs hourly: relored cycle, dbt build, embed, index)"
+# The daily full check (every row) is for a deployment; the demo builds what changed.
+RELORE_FULL_CHECK_HOUR=off DBT_LOG_PATH="$LOG/dbt-logs" deploy/local/loop.sh "$REPO" \
+    >"$LOG/loop.out" 2>&1 || { cat "$LOG/loop.out"; fail "the loop failed"; }
+grep -E "^(loop\.sh: |$REPO |budget |cycle )" "$LOG/loop.out"
+echo "the loop: ok (its output in $LOG/loop.out, dbt's log in $LOG/dbt-logs/dbt.log)"
 
 step "relored serve on 127.0.0.1:$PORT"
 bash deploy/local/demo_stop.sh   # the previous demo's daemon

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# relore's extract loop: for each repository, `relored extract --repo R` (then
-# `relored extract authority --repo R`), then one `dbt build`, `relored embed` (the
+# relore's hourly loop: one `relored cycle` over every repository (each polled within the
+# token's budget, least recently polled first; backfills with what is left, down to a
+# reserve, resuming next hour where they stopped; `--authority` asks the write access of
+# new authors unless RELORE_AUTHORITY=0), then one `dbt build`, `relored embed` (the
 # semantic tier), `relored index` (the search index on this host; RELORE_INDEX=0 skips
 # it), then `dbt source freshness`.
 # The systemd timer, the cron line and the Kubernetes CronJob all run this script.
@@ -10,8 +12,9 @@
 #
 # Run it from the dbt project directory (the repository root, or the image's WORKDIR), or
 # set RELORE_DBT_PROJECT_DIR. With no RELORE_DATABASE_URL it starts the embedded Postgres
-# under $RELORE_HOME (idempotent). RELORE_AUTHORITY=0 skips the authority pass (it needs a
-# token with push access). --dry-run prints the commands and runs none.
+# under $RELORE_HOME (idempotent). RELORE_AUTHORITY=0 leaves new authors' write access
+# unasked (it needs a token with push access; a backfill still asks once). --dry-run prints
+# the commands and runs none.
 # RELORE_FRESHNESS_STRICT=1 makes a stale `dbt source freshness` fail the run.
 # Once a day, the run starting in hour RELORE_FULL_CHECK_HOUR (UTC, 0-23; default 3; `off`
 # never) builds with its data tests and secret scan reading every row, not only what builds
@@ -20,9 +23,10 @@
 # the other runs leave them out (1-2 s of every build) and the daily run keeps them, so a
 # Postgres or dbt upgrade on the host is checked within a day too.
 #
-# Exit status: 0 all done; 3 an extract stopped part-way (what landed was built; the next
-# run resumes from the marks); 1 a step failed (the others still ran: one repository's
-# failure does not keep the rest stale); 2 usage.
+# Exit status: 0 all done; 3 a backfill or poll goes on next cycle (the budget ran out, or a
+# pass stopped part-way: what landed was built; the next run resumes from the marks); 1 a
+# step failed (the others still ran: one repository's failure does not keep the rest
+# stale); 2 usage. `relore status` and `relored doctor` say which repository is behind.
 set -euo pipefail
 
 dry_run=0
@@ -78,25 +82,24 @@ if [ -z "${RELORE_DATABASE_URL:-}" ]; then
     run relored db start
 fi
 
+cycle_args=()
 for repo in "${repos[@]}"; do
-    stamp "extract $repo"
-    rc=0
-    run relored extract --repo "$repo" --quiet || rc=$?
-    case "$rc" in
-    0) ;;
-    3) worst 3 ;;
-    *)
-        stamp "extract $repo failed (exit $rc)"
-        worst 1
-        continue
-        ;;
-    esac
-    if [ "${RELORE_AUTHORITY:-1}" != "0" ]; then
-        rc=0
-        run relored extract authority --repo "$repo" --quiet || rc=$?
-        [ "$rc" -eq 0 ] || { stamp "authority $repo failed (exit $rc)"; worst 1; }
-    fi
+    cycle_args+=(--repo "$repo")
 done
+if [ "${RELORE_AUTHORITY:-1}" != "0" ]; then
+    cycle_args+=(--authority)
+fi
+stamp "relored cycle over ${#repos[@]} repositories"
+rc=0
+run relored cycle "${cycle_args[@]}" --quiet || rc=$?
+case "$rc" in
+0) ;;
+3) stamp "relored cycle: some repositories go on next cycle (relore status says which)"; worst 3 ;;
+*)
+    stamp "relored cycle failed (exit $rc): what landed is still built"
+    worst 1
+    ;;
+esac
 
 if [ "$check_hour" != "off" ] && [ "$((10#$check_hour))" -eq "$((10#$(date -u +%H)))" ]; then
     build_args=(--vars "{relore_secret_scan: full, relore_tests: full}")

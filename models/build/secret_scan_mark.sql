@@ -13,6 +13,7 @@
 -- depends_on: {{ ref('lexeme_stats') }}
 -- depends_on: {{ ref('pass_checkpoints') }}
 -- depends_on: {{ ref('path_aliases') }}
+-- depends_on: {{ ref('repo_freshness') }}
 -- depends_on: {{ ref('repo_status') }}
 -- depends_on: {{ ref('repositories') }}
 -- depends_on: {{ ref('repository_files') }}
@@ -27,4 +28,5 @@
 -- depends_on: {{ ref('thread_symbols') }}
 -- depends_on: {{ ref('thread_tests') }}
 -- depends_on: {{ ref('threads') }}
+-- depends_on: {{ ref('token_budget') }}
 select '{{ invocation_id }}'::text as invocation_id

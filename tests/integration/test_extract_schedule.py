@@ -222,3 +222,38 @@ def test_a_backfill_killed_at_random_points_across_simulated_hours_lands_every_t
             clock.advance(3600)
     assert kills >= 5, f"only {kills} kills: the test proved little"
     _assert_every_thread_once(db_url, worlds)
+
+
+def _asked_permission(requests) -> list[str]:
+    return [r.path.split("/")[-2] for r in requests if r.path.endswith("/permission")]
+
+
+def test_with_authority_a_poll_asks_only_new_authors_and_without_it_none(db_url):
+    """The loop's `relored cycle --authority` replaces a `relored extract authority` per
+    repository: a new author's write access is asked in the poll's cycle, within the budget,
+    and an author already asked costs nothing."""
+    (small,) = _smalls(1)
+    app = fake_github.create_app([small])
+    issue = small.issues[0]["number"]
+    with fake_github.serve(app) as base_url:
+        _cycle(db_url, base_url, [small.full_name])  # the backfill asks every author once
+        with app.state.lock:
+            small.add_comment(issue, "first words here", login="newcomer-one")
+        before = len(app.state.requests)
+        _, report = _cycle(db_url, base_url, [small.full_name])
+        assert _asked_permission(app.state.requests[before:]) == []  # not asked for
+        with app.state.lock:
+            small.add_comment(issue, "and mine", login="newcomer-two")
+        before = len(app.state.requests)
+        code, report = _cycle(db_url, base_url, [small.full_name], "--authority")
+        asked = _asked_permission(app.state.requests[before:])
+        assert sorted(asked) == ["newcomer-one", "newcomer-two"], asked
+        (turn,) = report["turns"]
+        assert (code, turn["role"], turn["outcome"]) == (0, "poll", "done")
+        assert turn["requests"] >= len(asked)  # counted in the poll's turn
+        before = len(app.state.requests)
+        _cycle(db_url, base_url, [small.full_name], "--authority")
+        assert _asked_permission(app.state.requests[before:]) == []
+    with psycopg.connect(db_url) as conn:
+        logins = {r[0] for r in conn.execute("select login from ops.collaborator_permissions")}
+    assert {"newcomer-one", "newcomer-two"} <= logins

@@ -102,6 +102,12 @@ def _seed(conn, merge_sha: str) -> None:
         " values (%s, %s, 'acme', 'Organization')",
         (REPO_ID, REPO),
     )
+    # a cycle's turn that failed on GitHub's words: status shows its reason
+    conn.execute(
+        "insert into ops.repo_cycles (repo_id, cycle_id, full_name, role, outcome, finished_at,"
+        " reason) values (%s, nextval('ops.cycle_ids'), %s, 'poll', 'failed', now(), %s)",
+        (REPO_ID, REPO, f"issues: GitHub said {H.joined()}"),
+    )
     when = "2021-02-01T00:00:00Z"
     labels = [{"id": 70 + i, "name": text[:100], "color": "ffffff"} for i, (_, text) in
               enumerate(H.CATALOG[:8])]  # fmt: skip
@@ -307,7 +313,11 @@ def test_inflight_status_and_rules_quote_or_fence_every_retrieved_string(daemon)
     _, page = _both(daemon, "inflight", f"{REPO}#{FIRST_ISSUE}")
     assert page["returned"] == 1
     _as_text(daemon, "inflight", {"repo": REPO, "number": FIRST_ISSUE})
-    _both(daemon, "status")
+    text, page = _both(daemon, "status")
+    (hostile,) = [r for r in page["repos"] if r["repo"] == REPO]
+    assert hostile["freshness"]["latest"]["outcome"] == "failed"
+    assert "HOSTILE-00" in hostile["freshness"]["latest"]["reason"]  # shown, flattened
+    assert "    why: ⟦issues: GitHub said " in text
     _as_text(daemon, "status", {})
     text = _relore(daemon, "rules", "src/x.py", "--repo", REPO, "--task", "hostile", "--refresh")
     H.check_text(text)

@@ -64,19 +64,19 @@ def test_loop_script_parses():
     assert os.access(LOOP, os.X_OK)
 
 
-def test_loop_extracts_each_repo_then_builds_once_then_checks_freshness(loop):
+def test_loop_cycles_over_every_repo_at_once_then_builds_once_then_checks_freshness(loop):
+    """One `relored cycle` over all of them: a `relored extract` per repository spent the
+    token's hour on the first one's backfill while the others' polls waited."""
     code, calls, _ = loop("acme/widgets", "acme/gadgets", RELORE_DATABASE_URL="postgresql://x/y")
     assert code == 0
     assert calls == [
-        "relored extract --repo acme/widgets --quiet",
-        "relored extract authority --repo acme/widgets --quiet",
-        "relored extract --repo acme/gadgets --quiet",
-        "relored extract authority --repo acme/gadgets --quiet",
+        "relored cycle --repo acme/widgets --repo acme/gadgets --authority --quiet",
         BUILD,
         "relored embed",
         "relored index",
         "dbt source freshness",
     ]
+    assert not [c for c in calls if c.startswith("relored extract")]
 
 
 def _utc_hour() -> int:
@@ -111,7 +111,7 @@ def test_loop_starts_the_embedded_postgres_when_no_server_is_configured(loop):
     assert code == 0
     assert calls == [
         "relored db start",
-        "relored extract --repo acme/widgets --quiet",
+        "relored cycle --repo acme/widgets --quiet",
         BUILD,
         "relored embed",
         "relored index",
@@ -122,24 +122,22 @@ def test_loop_starts_the_embedded_postgres_when_no_server_is_configured(loop):
 def test_loop_reads_repos_from_the_environment_and_dry_run_runs_nothing(loop):
     code, calls, err = loop("--dry-run", RELORE_REPOS="a/b c/d", RELORE_DATABASE_URL="x")
     assert code == 0 and calls == []
-    assert "+ relored extract --repo a/b --quiet" in err
-    assert "+ relored extract --repo c/d --quiet" in err
-    assert err.index("+ relored extract --repo c/d") < err.index("+ dbt build")
+    assert "+ relored cycle --repo a/b --repo c/d --authority --quiet" in err
+    assert err.index("+ relored cycle") < err.index("+ dbt build")
 
 
-def test_partial_extract_still_builds_and_exits_3(loop):
-    code, calls, _ = loop(
-        "acme/widgets", exits="relored?extract?--repo*=3", RELORE_DATABASE_URL="x"
-    )
+def test_a_cycle_that_leaves_work_for_the_next_still_builds_and_exits_3(loop):
+    code, calls, err = loop("acme/widgets", exits="relored?cycle*=3", RELORE_DATABASE_URL="x")
     assert code == 3
     assert BUILD in calls
+    assert "some repositories go on next cycle" in err
 
 
-def test_one_failed_repo_does_not_keep_the_others_stale(loop):
-    code, calls, _ = loop("bad/repo", "acme/widgets", exits="*bad/repo*=1", RELORE_DATABASE_URL="x")
+def test_a_cycle_in_which_a_repo_failed_still_builds_what_the_others_landed(loop):
+    code, calls, _ = loop(
+        "bad/repo", "acme/widgets", exits="relored?cycle*=1", RELORE_DATABASE_URL="x"
+    )
     assert code == 1
-    assert "relored extract authority --repo bad/repo --quiet" not in calls
-    assert "relored extract --repo acme/widgets --quiet" in calls
     assert calls[-4:] == [BUILD, "relored embed", "relored index", "dbt source freshness"]
 
 
