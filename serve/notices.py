@@ -41,7 +41,7 @@ KINDS = {
     "trust_lowered": "nothing at the question's trust floor answered: a lower tier is shown",
     "no_matches": "nothing matched (with the filters that zeroed the page)",
     "repositories": "a search across repositories: how many were ranked together (one idf "
-    "across them) and which the hits came from",
+    "across them), which the hits came from, and which the hourly loop left behind",
     "semantic": "which tiers answered: hits found by meaning alone, or why a question was "
     "answered by its words only",
     # thread
@@ -99,9 +99,13 @@ def search(page: dict) -> list[dict]:
     across = page.get("repositories")
     if across:
         answered = ", ".join(f"{name} ({n})" for name, n in across["answered"].items())
-        text = f"ranked together across {across['searched']} repositories (one idf across them)" + (
-            f"; hits from {answered}" if answered else ""
-        )
+        behind = ", ".join(f"{b['repo']} ({b['why']})" for b in across.get("behind", []))
+        text = (
+            f"ranked together across {across['searched']} repositories (one idf across them)"
+            + (f"; hits from {answered}" if answered else "")
+            + (f"; behind in the hourly loop, its newest threads may be missing: {behind}"
+               if behind else "")
+        )  # fmt: skip
         notices.append(_notice("repositories", "before", text, searched=across["searched"]))
     if page.get("per_thread_capped"):
         cap = page["per_thread_cap"]

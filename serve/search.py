@@ -249,19 +249,36 @@ async def search(conn: AsyncConnection, request: SearchRequest) -> dict:
         page = await _answer(cur, request)
         floor = request.trust_tiers()
         if page["hits"] or request.trust or "reported" in floor:
-            return _across(request, page)
+            return await _across(cur, request, page)
         lowered = replace(request, floor=(*floor, "reported"))
         second = await _answer(cur, lowered)
-    if not second["hits"]:
-        return _across(request, page)
-    second["trust_lowered"] = {"from": floor, "to": lowered.trust_tiers()}
-    return _across(request, second)
+        if not second["hits"]:
+            return await _across(cur, request, page)
+        second["trust_lowered"] = {"from": floor, "to": lowered.trust_tiers()}
+        return await _across(cur, request, second)
 
 
-def _across(request: SearchRequest, page: dict) -> dict:
-    """A page ranked across repositories says how many and which its hits came from."""
+# Of the repositories a page ranked, those the hourly loop left behind (marts.repo_freshness:
+# why in its words: backfilling, stale, budget, ...)
+_BEHIND = """
+select repo, behind_reason from marts.repo_freshness
+where repo_id = any(%(repo_ids)s::bigint[]) and is_behind
+order by repo
+"""
+
+
+async def _across(cur, request: SearchRequest, page: dict) -> dict:
+    """A page ranked across repositories says how many, which its hits came from, and which
+    were behind (their newest threads may be missing)."""
     if request.repo or (len(request.scope) < 2 and not (request.repos or request.org)):
         return page
+    answered: dict[str, int] = {}
+    for hit in page["hits"]:
+        answered[hit["repo"]] = answered.get(hit["repo"], 0) + 1
+    await cur.execute(_BEHIND, {"repo_ids": [r for r, _ in request.scope]})
+    behind = [{"repo": r["repo"], "why": r["behind_reason"]} for r in await cur.fetchall()]
+    page["repositories"] = {"searched": len(request.scope), "answered": answered, "behind": behind}
+    return page
     answered: dict[str, int] = {}
     for hit in page["hits"]:
         answered[hit["repo"]] = answered.get(hit["repo"], 0) + 1

@@ -18,7 +18,7 @@ from relore.serve.app import Settings, create_app
 pytestmark = pytest.mark.slow
 WORLD_PARTS = (
     worlds.Part(web_pages.REPO, corpus=web_pages.world),
-    worlds.Part(web_pages.OTHER, corpus=web_pages.other_world),
+    worlds.Part(web_pages.OTHER, corpus=web_pages.other_world, land=web_pages.other_cycle),
 )
 
 RENDERERS = {
