@@ -172,8 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument(
         "--workers",
         type=_workers_arg,
-        default=1,
-        help="worker processes on the one port (default 1); every worker signs rules "
-        "sessions with the same key (RELORE_SESSION_KEY, else $RELORE_HOME/session-key)",
+        default=None,
+        help="worker processes on the one port (default: one per core, at most 8); every "
+        "worker signs rules sessions with the same key (RELORE_SESSION_KEY, else "
+        "$RELORE_HOME/session-key)",
     )
     return parser

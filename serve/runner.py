@@ -16,6 +16,14 @@ from relore.serve.rules import sessions as rules_sessions
 
 WORKER_SETTINGS_ENV = "RELORE_SERVE_WORKER_SETTINGS"
 MAX_WORKERS = 64
+# By default a worker per core, up to this many: each holds up to Settings.pool_max database
+# connections, and the embedded Postgres allows 60 in all.
+DEFAULT_WORKERS_CAP = 8
+
+
+def default_workers() -> int:
+    """A worker process per core (the daemons are stateless), at most DEFAULT_WORKERS_CAP."""
+    return max(1, min(os.cpu_count() or 1, DEFAULT_WORKERS_CAP))
 
 
 def worker_app() -> Starlette:
@@ -45,13 +53,14 @@ def run(
     port: int,
     env=None,
     trust_network: bool = False,
-    workers: int = 1,
+    workers: int | None = None,
 ) -> None:
     import uvicorn
 
     from relore.serve import connections
 
     env = os.environ if env is None else env
+    workers = default_workers() if workers is None else workers
     if not 1 <= workers <= MAX_WORKERS:
         raise ValueError(f"--workers must be from 1 to {MAX_WORKERS}")
     limits = connections.limits_from_env(env)
