@@ -49,9 +49,9 @@ def _issue(number: int, title: str, body: str) -> RawObject:
     return indexed.issue(REPO, number, title, body, author=AUTHOR, at=T0 + number, id_base=90_000)
 
 
-def _land(url: str, objects: list[RawObject]) -> int:
+def _land(url: str, objects: list[RawObject], repo: Repo = REPO) -> int:
     with psycopg.connect(url, autocommit=True) as conn, conn.transaction(), conn.cursor() as cur:
-        return land(cur, REPO, "test", objects)
+        return land(cur, repo, "test", objects)
 
 
 def _land_world(landing: worlds.Landing) -> None:
@@ -70,10 +70,9 @@ def _land_sibling(landing: worlds.Landing) -> None:
         SIBLING, 1, "Pin the docs theme", "The docs build needs the theme pinned.",
         author=AUTHOR, at=T0, id_base=91_000,
     )  # fmt: skip
-    with psycopg.connect(landing.url, autocommit=True) as conn, conn.transaction():
-        with conn.cursor() as cur:
-            land(cur, SIBLING, "test", [RawObject("repository", SIBLING.repo_id, None, repository)])
-            land(cur, SIBLING, "test", [sibling])
+    _land(
+        landing.url, [RawObject("repository", SIBLING.repo_id, None, repository), sibling], SIBLING
+    )
 
 
 WORLD_PARTS = (
