@@ -37,6 +37,25 @@ LOOP_BUILD = ("--exclude-resource-type", "unit_test")
 BATCH = 5000
 
 
+# Loads spread over the days before, newest two days ago, as polls land each object soon after
+# GitHub last changed it: the builds' one-hour lookback then holds only what arrives later.
+# Rows loaded in the last six hours only (what this run landed; a kept corpus keeps its spread).
+SPREAD_LOADS = """
+with changed as (
+    select repo_id, row_id, coalesce((payload ->> 'updated_at')::timestamptz,
+        (payload ->> 'created_at')::timestamptz) as at
+    from raw.github_objects
+    where loaded_at > now() - interval '6 hours'
+),
+newest as (select max(at) as at from changed)
+update raw.github_objects as o
+set loaded_at = now() - interval '2 days'
+    - (newest.at - coalesce(changed.at, newest.at))
+from changed, newest
+where o.repo_id = changed.repo_id and o.row_id = changed.row_id
+"""
+
+
 def land_corpus(url: str, world, repo: Repo) -> int:
     written = 0
     with psycopg.connect(url, autocommit=True) as conn:
@@ -170,21 +189,7 @@ def main() -> None:
         # what arrives after the first build (a constant shift would keep the whole
         # minutes-long landing inside one hour and make the next build a full one).
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(
-                """
-                with changed as (
-                    select repo_id, row_id, coalesce((payload ->> 'updated_at')::timestamptz,
-                        (payload ->> 'created_at')::timestamptz) as at
-                    from raw.github_objects
-                ),
-                newest as (select max(at) as at from changed)
-                update raw.github_objects as o
-                set loaded_at = now() - interval '2 days'
-                    - (newest.at - coalesce(changed.at, newest.at))
-                from changed, newest
-                where o.repo_id = changed.repo_id and o.row_id = changed.row_id
-                """
-            )
+            conn.execute(SPREAD_LOADS)
         report = {"threads": args.threads, "payloads_landed": landed,
                   "land_s": round(time.perf_counter() - start, 1), "postgres": settings}  # fmt: skip
         report["full_build"] = dbt_build(url, work)

@@ -182,6 +182,15 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
     }
 
 
+def scoped(asked: list[dict], scope: str) -> list[dict]:
+    """Each search as the scope asks it: of its repository, of the repository's owner, or of
+    every repository (no repo named)."""
+    if scope == "repo":
+        return asked
+    owner = {"org": lambda p: {"org": p["repo"].split("/")[0]}, "every": lambda p: {}}[scope]
+    return [{**{k: v for k, v in p.items() if k != "repo"}, **owner(p)} for p in asked]
+
+
 def _vocabulary(i: int) -> dict[str, str]:
     """The i-th pick of the generator's topics, failures and exceptions (corpus_text)."""
     topics, verbs = corpus_text.TOPICS, corpus_text.VERBS
@@ -462,6 +471,13 @@ def main() -> None:
     parser.add_argument(
         "--cases", help="only the cases whose name holds this text (and no cold start)"
     )
+    parser.add_argument(
+        "--scope",
+        choices=("repo", "org", "every"),
+        default="repo",
+        help="ask each search of --repo (default), of its owner's repositories (org), or of "
+        "every repository held (no repo): #39's search across repositories",
+    )
     # the load process's own arguments
     parser.add_argument(
         "--alternative",
@@ -490,6 +506,7 @@ def main() -> None:
         levels = [int(x) for x in str(args.concurrency).split(",")]
         report: dict = {
             "documents": documents,
+            "scope": args.scope,
             "concurrency": levels,
             "seconds_per_case": args.seconds,
             "variants_per_case": VARIANTS,
@@ -497,6 +514,8 @@ def main() -> None:
         for name, (path, asked) in cases(args.url, args.repo).items():
             if args.cases and args.cases not in name:
                 continue
+            if path.endswith("/search"):
+                asked = scoped(asked, args.scope)
             for level in levels:
                 run = argparse.Namespace(**{**vars(args), "concurrency": level})
                 http = _load("http", path, asked, run, base, reader)

@@ -1,0 +1,145 @@
+"""An organisation at size (#39): ``--repos`` repositories of ``--threads`` threads each landed
+beside what ``--url`` already holds (build_bench.py's 50,000-thread repository, kept with
+``--first-build-only``), then what the loop pays and what a search across them costs.
+
+Steps, each timed (one JSON line last):
+
+1. land every repository (the generator's issues and comments, through the real writer);
+2. ``dbt build`` — the organisation's first build (every new repository at once), a change in
+   one repository (1 % of its threads edited), and a build with nothing new;
+3. ``relored index`` of every repository (each its own index);
+4. reads (``serve_load.py --scope every``): the same cases asked of the one repository and of
+   every repository at once, one client and ``--concurrency``.
+
+    .venv/bin/python benchmarks/org_scale.py --url "$(cat /tmp/scale43/writer_url)" \\
+        --work /tmp/org43 --repos 100 --threads 500
+    # toy: a minute
+    .venv/bin/python benchmarks/org_scale.py --url <writer URL> --work /tmp/org-toy \\
+        --repos 3 --threads 20 --seconds 1 --cases "rare word"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import build_bench
+import provenance
+import psycopg
+
+from relore.extract.landing import Repo
+from relore.operate import cli as relored
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fixtures import corpus  # noqa: E402
+
+OWNER = "acme-org"
+
+
+def _repo_name(i: int) -> str:
+    return f"{OWNER}/service-{i:03d}"
+
+
+def _world(i: int, threads: int, comments: int):
+    return corpus.generate(
+        seed=1000 + i, threads=threads, repo=_repo_name(i), comments_per_thread=comments
+    )
+
+
+def land_all(url: str, repos: int, threads: int, comments: int) -> dict:
+    """Every repository of the organisation, generated and landed (a no-op when landed),
+    its loads spread over the days before as polls land them (build_bench.py says why)."""
+    start = time.perf_counter()
+    written = 0
+    for i in range(repos):
+        world = _world(i, threads, comments)
+        written += build_bench.land_corpus(url, world, Repo(world.repo_id, _repo_name(i)))
+        print(f"landed {i + 1}/{repos}", file=sys.stderr, flush=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(build_bench.SPREAD_LOADS)
+    return {"rows_written": written, "wall_s": round(time.perf_counter() - start, 1)}
+
+
+def change_one(url: str, threads: int, comments: int, share: float) -> dict:
+    """``share`` of one repository's threads get a new comment, landed as a poll lands it."""
+    world = _world(0, threads, comments)
+    numbers = random.Random(7).sample(range(1, threads + 1), max(1, int(threads * share)))
+    for number in numbers:
+        world.add_comment(number, f"A follow-up on #{number}: the retry still fails.")
+    landed = build_bench.land_corpus(url, world, Repo(world.repo_id, _repo_name(0)))
+    return {"repo": _repo_name(0), "threads": len(numbers), "rows_landed": landed}
+
+
+def index_all(url: str, work: Path) -> dict:
+    env = {**os.environ, "RELORE_DATABASE_URL": url, "RELORE_INDEX_DIR": str(work / "index")}
+    start = time.perf_counter()
+    code = relored.main(["index"], env=env)
+    if code != 0:
+        raise SystemExit(f"relored index exited {code}")
+    return {"wall_s": round(time.perf_counter() - start, 1)}
+
+
+def reads(url: str, work: Path, repo: str, args) -> dict:
+    """serve_load.py over the one repository and over every repository, side by side."""
+    found = {}
+    for scope in ("repo", "every"):
+        command = [
+            sys.executable, str(ROOT / "benchmarks" / "serve_load.py"), "--url", url,
+            "--repo", repo, "--scope", scope, "--seconds", str(args.seconds),
+            "--concurrency", args.concurrency,
+            *(["--cases", args.cases] if args.cases else []),
+        ]  # fmt: skip
+        env = {**os.environ, "RELORE_INDEX_DIR": str(work / "index"), "RELORE_SEARCH_CACHE": "0"}
+        done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"serve_load ({scope}) failed:\n{done.stderr[-3000:]}")
+        found[scope] = json.loads(done.stdout)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True, help="the writer's URL of a built database")
+    parser.add_argument("--work", required=True, type=Path)
+    parser.add_argument("--repos", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=500)
+    parser.add_argument("--comments-per-thread", type=int, default=12)
+    parser.add_argument("--change", type=float, default=0.01)
+    parser.add_argument("--big", default="acme/widgets", help="the repository already held")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--concurrency", default="1,8")
+    parser.add_argument("--cases", help="only serve_load's cases whose name holds this text")
+    parser.add_argument("--skip-land", action="store_true")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    report: dict = {"repos": args.repos, "threads_each": args.threads}
+    if not args.skip_land:
+        report["land"] = land_all(args.url, args.repos, args.threads, args.comments_per_thread)
+        report["build_first"] = build_bench.dbt_build(args.url, args.work)
+        print(f"first build: {report['build_first']}", file=sys.stderr, flush=True)
+        report["change"] = change_one(args.url, args.threads, args.comments_per_thread, args.change)
+        report["build_change"] = build_bench.dbt_build(args.url, args.work)
+        report["build_noop"] = build_bench.dbt_build(args.url, args.work)
+    report["index"] = index_all(args.url, args.work)
+    with psycopg.connect(args.url) as conn:
+        report["documents"] = conn.execute(
+            "select count(*) from marts.documents where not is_deleted"
+        ).fetchone()[0]
+        report["repositories"] = conn.execute(
+            "select count(*) from marts.repositories where documents > 0"
+        ).fetchone()[0]
+    report["reads"] = reads(args.url, args.work, args.big, args)
+    report["measured_at"] = provenance.facts()
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
