@@ -6,6 +6,12 @@ HTTP path is measured by extract_bench.py), then the repo's dbt project is built
 private embedded Postgres, timed, with the child's peak memory and the rows it wrote.
 
     .venv/bin/python benchmarks/build_bench.py --threads 50000 --comments-per-thread 40
+
+Only the corpus, kept for the load and organisation benchmarks (land, the full build and the
+search index; its writer URL and home printed; start it again with
+``RELORE_HOME=/tmp/scale/pg relored db start``):
+
+    .venv/bin/python benchmarks/build_bench.py --work /tmp/scale --first-build-only
 """
 
 from __future__ import annotations
@@ -165,8 +171,18 @@ def main() -> None:
     parser.add_argument(
         "--keep", action="store_true", help="leave the cluster running (for serve_load.py)"
     )
+    parser.add_argument(
+        "--first-build-only",
+        action="store_true",
+        help="land, build and index once, then stop measuring and keep the cluster running",
+    )
+    parser.add_argument(
+        "--work", type=Path, help="the directory for the cluster and index (default: a new temp)"
+    )
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="relore-build-"))
+    args.keep = args.keep or args.first_build_only
+    work = args.work or Path(tempfile.mkdtemp(prefix="relore-build-"))
+    work.mkdir(parents=True, exist_ok=True)
     paths = database.EmbeddedPaths(work / "pg")
     url = database.start_embedded(paths)
     try:
@@ -194,17 +210,8 @@ def main() -> None:
                   "land_s": round(time.perf_counter() - start, 1), "postgres": settings}  # fmt: skip
         report["full_build"] = dbt_build(url, work)
         report["index_full"] = index_refresh(url, work, repo.repo_id)
-        rng = random.Random(7)
-        numbers = rng.sample(range(1, args.threads + 1), max(1, int(args.threads * args.change)))
-        for number in numbers:
-            world.add_comment(number, f"A follow-up on #{number}: the retry still fails.")
-        report["changed_threads"] = len(numbers)
-        report["changed_payloads_landed"] = land_corpus(url, world, repo)
-        report["incremental_build"] = dbt_build(url, work)
-        report["index_refresh"] = index_refresh(url, work, repo.repo_id)
-        report["noop_build"] = dbt_build(url, work)
-        report["index_noop"] = index_refresh(url, work, repo.repo_id)
-        report["index_rebuild"] = index_refresh(url, work, repo.repo_id, full=True)
+        if not args.first_build_only:
+            measure_changes(report, url, work, world, repo, args)
         report["sizes"] = sizes(url, args.threads)
         if args.keep:  # stop it: RELORE_HOME=<work>/pg relored db stop
             report["database_url"] = url
@@ -214,6 +221,22 @@ def main() -> None:
     finally:
         if not args.keep:
             database.stop_embedded(paths)
+
+
+def measure_changes(report: dict, url: str, work: Path, world, repo: Repo, args) -> None:
+    """A share of the threads edited, then the incremental and no-op builds and the index's
+    refreshes and rebuild."""
+    rng = random.Random(7)
+    numbers = rng.sample(range(1, args.threads + 1), max(1, int(args.threads * args.change)))
+    for number in numbers:
+        world.add_comment(number, f"A follow-up on #{number}: the retry still fails.")
+    report["changed_threads"] = len(numbers)
+    report["changed_payloads_landed"] = land_corpus(url, world, repo)
+    report["incremental_build"] = dbt_build(url, work)
+    report["index_refresh"] = index_refresh(url, work, repo.repo_id)
+    report["noop_build"] = dbt_build(url, work)
+    report["index_noop"] = index_refresh(url, work, repo.repo_id)
+    report["index_rebuild"] = index_refresh(url, work, repo.repo_id, full=True)
 
 
 if __name__ == "__main__":

@@ -65,7 +65,8 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
     from the index itself: rare and frequent words (by document frequency), 2-6-word
     questions of mid-frequency words, 10-40-word descriptions (of words, and of changes in
     the generator's vocabulary), a file described, a signal filter with a frequent word, a
-    pasted error line, a pasted traceback, and a long thread's page."""
+    pasted error line, a pasted traceback, a long thread's page, and the change
+    descriptions asked of ``precedent``."""
     with psycopg.connect(url) as conn:
         repo_id = conn.execute(
             "select repo_id from marts.corpus_stats where lower(repo) = lower(%s)", (repo,)
@@ -159,6 +160,7 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         for i in range(VARIANTS)
     ]
     search = "/api/v1/search"
+    precedent = "/api/v1/precedent"
 
     def asked(**each) -> list[dict]:
         return [
@@ -179,6 +181,8 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         "pasted error line": (search, asked(q=error_lines)),
         "pasted traceback (legs)": (search, asked(q=tracebacks)),
         "thread page": ("/api/v1/thread", asked(number=[str(n) for n in numbers])),
+        # the same change descriptions asked for the earlier pull requests of their kind
+        "precedent (change description, 10-40 lexemes)": (precedent, asked(q=described)),
     }
 
 
@@ -336,11 +340,13 @@ async def _pooled(reader: str, asked: list, concurrency: int, seconds: float, as
 
 
 async def _sql_load(reader: str, path: str, asked: list, concurrency: int, seconds: float):
-    from relore.serve import search, thread
+    from relore.serve import precedent, search, thread
 
     async def ask(conn, params: dict) -> None:
         if path.endswith("/search"):
             await search.search(conn, search.parse_request(params))
+        elif path.endswith("/precedent"):
+            await precedent.precedent(conn, precedent.parse_request(params))
         else:
             await thread.thread(conn, thread.parse_request(params))
 
@@ -353,7 +359,7 @@ async def _sql_load(reader: str, path: str, asked: list, concurrency: int, secon
 # conjunction (websearch_to_tsquery), as a lexical-first page starts; three lexemes or more
 # are what a fused page's words leg ranks: every document holding any of them, a thread by
 # its best document. Either way the page's ten hits get a ts_headline, and the matches are
-# counted.
+# counted. For precedent the same over the documents of closed pull requests, five hits.
 FTS = """
 with q as (
     select case when %(any)s then (
@@ -364,14 +370,14 @@ with q as (
 matched as materialized (
     select d.thread_number, d.document_id, ts_rank(d.search_vector, q.query) as score
     from marts.documents as d, q
-    where d.repo_id = %(repo_id)s and not d.is_deleted and d.search_vector @@ q.query
+    where d.repo_id = %(repo_id)s and not d.is_deleted and d.search_vector @@ q.query{only}
 ),
 best as (
     select distinct on (thread_number) thread_number, document_id, score
     from matched
     order by thread_number, score desc
 ),
-page as (select * from best order by score desc limit 10)
+page as (select * from best order by score desc limit {limit})
 select p.thread_number, p.document_id, p.score,
     ts_headline('english', d.body_text, q.query) as snippet,
     (select count(*) from matched) as total
@@ -380,18 +386,27 @@ join marts.documents as d on d.repo_id = %(repo_id)s and d.document_id = p.docum
 cross join q
 order by p.score desc
 """.replace("{quoted}", ranking.QUOTED.format("x").removesuffix("::tsquery"))
+_CLOSED_PULLS = """
+        and exists (
+            select 1 from marts.threads as t
+            where t.repo_id = d.repo_id and t.number = d.thread_number and t.kind = 'pr'
+                and t.state in ('merged', 'closed') and not t.is_deleted
+        )"""
+FTS_SEARCH = FTS.replace("{only}", "").replace("{limit}", "10")
+FTS_PRECEDENT = FTS.replace("{only}", _CLOSED_PULLS).replace("{limit}", "5")
 
 
 def fts_eligible(path: str, asked: list[dict]) -> bool:
     """Cases the alternative can answer: words only (no filter), not a pasted failure."""
     from relore.serve import search
 
-    return path.endswith("/search") and all(
+    return path.endswith(("/search", "/precedent")) and all(
         set(a) == {"q", "repo"} and not search.looks_like_a_failure(a["q"]) for a in asked
     )
 
 
-async def _fts_load(reader: str, asked: list, concurrency: int, seconds: float):
+async def _fts_load(reader: str, path: str, asked: list, concurrency: int, seconds: float):
+    sql = FTS_PRECEDENT if path.endswith("/precedent") else FTS_SEARCH
     async with await psycopg.AsyncConnection.connect(reader) as conn:
         repo_id = (
             await (
@@ -410,7 +425,7 @@ async def _fts_load(reader: str, asked: list, concurrency: int, seconds: float):
             )
         ).fetchone()
         found = {"text": text, "repo_id": repo_id, "any": lexemes[0] >= 3}
-        await (await conn.execute(FTS, found)).fetchall()
+        await (await conn.execute(sql, found)).fetchall()
 
     # warm: two variants (one can take seconds)
     return await _pooled(reader, asked, concurrency, seconds, ask, 2)
@@ -421,7 +436,7 @@ def client_main(args) -> None:
     if args.client == "http":
         result = _http_load(args.base, args.path, params, int(args.concurrency), args.seconds)
     elif args.client == "fts":
-        result = _fts_load(args.reader, params, int(args.concurrency), args.seconds)
+        result = _fts_load(args.reader, args.path, params, int(args.concurrency), args.seconds)
     else:
         result = _sql_load(args.reader, args.path, params, int(args.concurrency), args.seconds)
     print(json.dumps(asyncio.run(result)))
