@@ -12,10 +12,12 @@ scale already.
 
 from __future__ import annotations
 
+import asyncio
+import os
 from typing import TYPE_CHECKING
 
-from relore.serve import ranked, ranking
-from relore.serve.lexical import idf
+from relore.serve import page_hits, ranked, ranking
+from relore.serve.lexical import idf, query, store
 
 if TYPE_CHECKING:
     from relore.serve.search import SearchRequest
@@ -34,8 +36,9 @@ async def prepare_each(cur, request: SearchRequest) -> list[ranked.Prepared]:
         },
     )
     resolved = {row["scope_repo_id"]: row for row in await cur.fetchall()}
+    indexes = store.for_connection(cur.connection)
     prepared = [
-        await ranked.prepared_from(cur, request, repo_id, resolved[repo_id])
+        await ranked.prepared_from(cur, request, repo_id, resolved[repo_id], indexes)
         for repo_id in request.repo_ids
     ]
     lexemes = prepared[0].lexemes if prepared else []
@@ -62,12 +65,12 @@ def answers(prepared: ranked.Prepared) -> bool:
     return not prepared.request.terms or bool(prepared.weights)
 
 
-def _normalized(parts: list[ranked.Ranked]) -> dict:
+def _normalized(prepared: list[ranked.Prepared]) -> dict:
     """Each signal filtered on, as the repositories' indexes compare it (a path's aliases are
     a repository's own): every repository's values, once each."""
     merged: dict = {}
-    for part in parts:
-        for key, values in part.normalized.items():
+    for each in prepared:
+        for key, values in each.normalized.items():
             if values is None:
                 merged.setdefault(key, None)
             else:
@@ -75,30 +78,91 @@ def _normalized(parts: list[ranked.Ranked]) -> dict:
     return merged
 
 
+def chunks(items: list, parts: int) -> list[list]:
+    """``items`` in at most ``parts`` runs of about one length: a worker thread each."""
+    size = max(1, -(-len(items) // max(1, parts)))
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+# worker threads one request's walks run in (tantivy releases the GIL): more only queue
+WALKERS = max(1, min(4, os.cpu_count() or 1))
+
+
+async def walk_each(prepared: list[ranked.Prepared]) -> list[ranked.Walked]:
+    """Every repository's walk, a run of repositories per worker thread (a hundred small
+    indexes cost a thread hop each otherwise); no hit's id read yet (``run`` reads the
+    page's)."""
+    runs = chunks(prepared, WALKERS)
+    done = await asyncio.gather(
+        *(
+            asyncio.to_thread(lambda run=run: [ranked.walk(p, read_ids=False) for p in run])
+            for run in runs
+        )
+    )
+    return [walked for run in done for walked in run]
+
+
 async def run(cur, request: SearchRequest) -> ranked.Ranked:
-    """One lexical page across the request's repositories."""
+    """One lexical page across the request's repositories: every index walked, the hits
+    merged (every word first, then the fill, each by score; a page with no words: newest
+    first, read by ``ranked.rank_many``), and only the page's documents read back."""
     prepared = await prepare_each(cur, request)
     live = [p for p in prepared if answers(p)]
-    parts = await ranked.rank_many(cur, live) if live else []
-    normalized = _normalized(parts) or ranked.normalized_filters(
+    normalized = _normalized(prepared) or ranked.normalized_filters(
         request, dict.fromkeys(ranked.RESOLVED)
     )
-    if not parts:
+    if not live:
         return ranked.Ranked([], False, normalized, 0, 0)
-    rows = [row for part in parts for row in part.rows]
-    if request.terms:  # every word first, then the fill; each by score
-        rows.sort(key=lambda r: (not r["all_terms"], -r["score"]))
-    else:
-        rows.sort(key=lambda r: r["created_at"], reverse=True)
+    if not request.terms:
+        return _newest_first(request, normalized, await ranked.rank_many(cur, live))
+    walked = await walk_each(live)
+    merged = sorted(
+        (
+            (position >= each.strict, -hit.score, order, hit, p)
+            for order, (p, each) in enumerate(zip(live, walked, strict=True))
+            for position, hit in enumerate(each.hits)
+        ),
+        key=lambda e: e[:3],
+    )[: request.limit]
+    chosen = await asyncio.to_thread(
+        lambda: [(*e[:3], query.resolve(e[4].searcher, e[3]), e[4]) for e in merged]
+    )
+    merged = chosen
+    rows = await page_hits.page_rows(
+        cur, [e[4].repo_id for e in merged], [e[3] for e in merged], live[0].lexemes
+    )
+    shown = [
+        {**rows[e[3].document_id], "score": e[3].score}
+        for e in merged
+        if e[3].document_id in rows  # a document deleted since the index was read is left out
+    ]
+    fill = next((w.fill for w in walked if w.fill), None)
+    return ranked.Ranked(
+        shown,
+        any(w.widened for w in walked),
+        normalized,
+        sum(w.total for w in walked),
+        sum(w.strict_total for w in walked),
+        fill,
+        any(w.capped for w in walked),
+        walked[0].counts_from,
+    )
+
+
+def _newest_first(request, normalized: dict, parts: list[ranked.Ranked]) -> ranked.Ranked:
+    """A page with no words (filters only) across repositories: threads newest first."""
+    rows = sorted(
+        (r for part in parts for r in part.rows), key=lambda r: r["created_at"], reverse=True
+    )
     return ranked.Ranked(
         rows[: request.limit],
-        any(p.widened for p in parts),
+        False,
         normalized,
         sum(p.total for p in parts),
         sum(p.strict_total for p in parts),
-        next((p.fill for p in parts if p.fill), None),
+        None,
         any(p.capped for p in parts),
-        parts[0].counts_from,
-        parts[0].counted,
+        0,
+        "threads",
         any(p.total_is_lower_bound for p in parts),
     )

@@ -97,25 +97,45 @@ def _merged(parts: list[list[fusion.Ranked]]) -> list[fusion.Ranked]:
     return sorted(every, key=lambda e: -e.score)[: fusion.DEPTH]
 
 
-def _walks(prepared: list, weights: fusion.Weights, files: bool) -> list[tuple]:
-    """Each repository's walks, run side by side in worker threads: (words, by_file, strict
-    count, whole threads)."""
-    tasks = []
-    for each in prepared:
-        tasks.append(asyncio.to_thread(_walk, each, weights.words_share, None))
+def _legs_of(each, weights: fusion.Weights, files: bool) -> tuple:
+    """One repository's walks: (words, by_file, strict count, whole threads)."""
+    named = each.named_files if files and each.named_files else None
+    return (
+        _walk(each, weights.words_share, None),
+        _walk(each, weights.words_share, named) if named else None,
+        _strict_count(each),
+        _whole_threads(each, weights.thread_share) if weights.thread > 0 else [],
+    )
+
+
+async def _walks(prepared: list, weights: fusion.Weights, files: bool) -> list[tuple]:
+    """Each repository's walks, side by side in worker threads: one repository's four legs
+    at once; several repositories' in runs, a run per worker thread."""
+    if len(prepared) == 1:
+        each = prepared[0]
         named = each.named_files if files and each.named_files else None
-        tasks.append(
-            asyncio.to_thread(_walk, each, weights.words_share, named)
-            if named
-            else asyncio.sleep(0)
+        return [
+            tuple(
+                await asyncio.gather(
+                    asyncio.to_thread(_walk, each, weights.words_share, None),
+                    asyncio.to_thread(_walk, each, weights.words_share, named)
+                    if named
+                    else asyncio.sleep(0),
+                    asyncio.to_thread(_strict_count, each),
+                    asyncio.to_thread(_whole_threads, each, weights.thread_share)
+                    if weights.thread > 0
+                    else asyncio.sleep(0, []),
+                )
+            )
+        ]
+    runs = across.chunks(prepared, across.WALKERS)
+    done = await asyncio.gather(
+        *(
+            asyncio.to_thread(lambda run=run: [_legs_of(p, weights, files) for p in run])
+            for run in runs
         )
-        tasks.append(asyncio.to_thread(_strict_count, each))
-        tasks.append(
-            asyncio.to_thread(_whole_threads, each, weights.thread_share)
-            if weights.thread > 0
-            else asyncio.sleep(0, [])
-        )
-    return tasks
+    )
+    return [legs for run in done for legs in run]
 
 
 async def page(cur, request, prepared: list) -> dict:
@@ -133,8 +153,7 @@ async def page(cur, request, prepared: list) -> dict:
         across.thread_weights(prepared)
     # a repository none of whose documents holds a word has nothing for the words' legs
     walking = [p for p in prepared if across.answers(p)] if len(prepared) > 1 else prepared
-    done = await asyncio.gather(*_walks(walking, weights, files))
-    walked = [done[i : i + 4] for i in range(0, len(done), 4)]
+    walked = await _walks(walking, weights, files)
     words = {p.repo_id: w[0] for p, w in zip(walking, walked, strict=True)}
     by_file = {p.repo_id: w[1] for p, w in zip(walking, walked, strict=True)}
     legs = {
@@ -217,15 +236,11 @@ async def page(cur, request, prepared: list) -> dict:
 
 
 async def _rows(cur, shown: dict, by_repo: dict) -> dict[str, dict]:
-    """The page's documents read back, a query per repository on the page."""
-    wanted: dict[int, list] = {}
-    for (repo_id, _), (document, score) in shown.items():
-        wanted.setdefault(repo_id, []).append(fusion.SemanticHit(document, score))
-    rows: dict[str, dict] = {}
-    for repo_id, hits in wanted.items():
-        found = await page_hits.page_rows(cur, repo_id, hits, by_repo[repo_id].lexemes)
-        rows.update(found)
-    return rows
+    """The page's documents read back, in one query whatever their repositories."""
+    repo_ids = [repo_id for repo_id, _ in shown]
+    hits = [fusion.SemanticHit(document, score) for document, score in shown.values()]
+    lexemes = next(iter(by_repo.values())).lexemes
+    return await page_hits.page_rows(cur, repo_ids, hits, lexemes)
 
 
 def _documents(order, legs, by_repo, walks) -> dict[tuple, tuple[str, float]]:

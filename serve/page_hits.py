@@ -42,14 +42,16 @@ def snippet(headline: str | None, body: str | None, chars: int = SNIPPET_CHARS) 
     return excerpts.cut(restored, chars)[0]
 
 
-async def page_rows(cur, repo_id: int, hits: list, lexemes: list[str]) -> dict[str, dict]:
-    """The page's documents read back (by id), with snippets around the lexemes."""
+async def page_rows(cur, repo_id: int | list[int], hits: list, lexemes: list[str]) -> dict:
+    """The page's documents read back (by id), with snippets around the lexemes; ``repo_id``
+    the repository of every hit, or of each (a page ranked across repositories)."""
     if not hits:
         return {}
+    repo_ids = [repo_id] * len(hits) if isinstance(repo_id, int) else list(repo_id)
     await cur.execute(
         ranking.PAGE,
         {
-            "repo_id": repo_id,
+            "repo_ids": repo_ids,
             "documents": [h.document_id for h in hits],
             "scores": [h.score for h in hits],
             "lexemes": lexemes,

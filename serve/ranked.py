@@ -139,7 +139,7 @@ class Prepared:
 
 
 @dataclass
-class _Walked:
+class Walked:
     hits: list
     widened: bool
     total: int
@@ -158,14 +158,16 @@ async def prepare(cur, request: SearchRequest, repo_id: int) -> Prepared:
     return await prepared_from(cur, request, repo_id, await _resolve(cur, request, repo_id))
 
 
-async def prepared_from(cur, request: SearchRequest, repo_id: int, resolved: dict) -> Prepared:
+async def prepared_from(
+    cur, request: SearchRequest, repo_id: int, resolved: dict, indexes=None
+) -> Prepared:
     """A request resolved for one repository (``ranking.RESOLVE``'s row), its index made
-    fresh."""
+    fresh (``indexes``: the connection's, when the caller holds them already)."""
     normalized = normalized_filters(request, resolved)
     lexemes = list(resolved["lexemes"])
     searcher = reader = None
     if lexemes or not request.terms:  # only stop words: nothing can match
-        indexes = store.for_connection(cur.connection)
+        indexes = indexes or store.for_connection(cur.connection)
         searcher = await indexes.fresh(cur.connection, repo_id, resolved)
         reader = indexes.reader(repo_id)
     state = (resolved["database_oid"], generations.Marks.of(resolved))
@@ -174,24 +176,26 @@ async def prepared_from(cur, request: SearchRequest, repo_id: int, resolved: dic
     return Prepared(request, repo_id, lexemes, filters, normalized, searcher, state, named, reader)
 
 
-def _walk(prepared: Prepared) -> _Walked:
+def walk(prepared: Prepared, read_ids: bool = True) -> Walked:
     """The strict conjunction over every match, then (when the page is not full) documents
     holding enough of the words, each ranked by BM25 over the whole index. Runs in a worker
     thread: tantivy releases the GIL, so searches use every core."""
     request, lexemes, filters = prepared.request, prepared.lexemes, prepared.filters
     searcher = prepared.searcher
     if searcher is None:
-        return _Walked([], False, 0, 0, None, False, len(lexemes))
+        return Walked([], False, 0, 0, None, False, len(lexemes))
     if not request.terms:  # filters only: a page of threads, each by its evidence
         everything = query.build(searcher, [], 0, filters)
         found = query.threads_newest_first(
             searcher, everything, request.limit, EVIDENCE_CANDIDATES, THREADS_WALK_DOCUMENTS
         )
         hits = [query.Hit(docs[0], thread, 0.0) for thread, docs in found.page if docs]
-        return _Walked(hits, False, found.total, found.total, None, False, 0, found)
+        return Walked(hits, False, found.total, found.total, None, False, 0, found)
     weights = prepared.weights
     strict = query.build(searcher, lexemes, len(lexemes), filters, weights)
-    walk = query.ranked(searcher, strict, request.limit, PER_THREAD, newest_first=not lexemes)
+    walk = query.ranked(
+        searcher, strict, request.limit, PER_THREAD, newest_first=not lexemes, read_ids=read_ids
+    )
     hits = walk.hits
     strict_total = total = walk.total
     widened, fill, capped = False, None, walk.capped
@@ -213,8 +217,9 @@ def _walk(prepared: Prepared) -> _Walked:
                 wide,
                 request.limit - len(hits),
                 PER_THREAD,
-                skip=frozenset(h.document_id for h in hits),
+                skip=query.skipped(hits),
                 taken=taken,
+                read_ids=read_ids,
             )
             total = more.total
             capped = capped or more.capped
@@ -222,10 +227,10 @@ def _walk(prepared: Prepared) -> _Walked:
                 widened = True
                 hits = hits + more.hits
                 fill = {"minimum": minimum, "of": len(lexemes)}
-    return _Walked(hits, widened, total, strict_total, fill, capped, minimum, strict=len(walk.hits))
+    return Walked(hits, widened, total, strict_total, fill, capped, minimum, strict=len(walk.hits))
 
 
-def _ranked(prepared: Prepared, walked: _Walked, rows: dict[str, dict]) -> Ranked:
+def _ranked(prepared: Prepared, walked: Walked, rows: dict[str, dict]) -> Ranked:
     ordered = []
     for hit in walked.hits:
         row = rows.get(hit.document_id)
@@ -253,7 +258,7 @@ async def rank_many(cur, prepared: list[Prepared]) -> list[Ranked]:
     keys = [(p.request, p.repo_id, p.state) for p in prepared]
     answered: list[Ranked | None] = [results.get(key) for key in keys]
     missing = [i for i, found in enumerate(answered) if found is None]
-    walked = await asyncio.gather(*(asyncio.to_thread(_walk, prepared[i]) for i in missing))
+    walked = await asyncio.gather(*(asyncio.to_thread(walk, prepared[i]) for i in missing))
     by_lexemes: dict[tuple[int, tuple[str, ...]], list[int]] = {}
     for i in missing:
         by_lexemes.setdefault((prepared[i].repo_id, tuple(prepared[i].lexemes)), []).append(i)

@@ -67,13 +67,14 @@ from unnest(%(repo_ids)s::bigint[]) as r (repo_id)
 cross join lateral ({_resolve("r.repo_id")}) as resolved
 """
 
-# The page's documents in the index's order, with their thread, a snippet around the words
-# that matched, and how many of the caller's lexemes each holds.
+# The page's documents in the index's order (each of its repository: a page ranked across
+# repositories reads its documents in one round trip), with their thread, a snippet around
+# the words that matched, and how many of the caller's lexemes each holds.
 PAGE = f"""
 with wanted as (
-    select w.document_id, w.score, w.position
-    from unnest(%(documents)s::text[], %(scores)s::float8[])
-        with ordinality as w (document_id, score, position)
+    select w.repo_id, w.document_id, w.score, w.position
+    from unnest(%(repo_ids)s::bigint[], %(documents)s::text[], %(scores)s::float8[])
+        with ordinality as w (repo_id, document_id, score, position)
 ),
 q as (
     select (
@@ -108,7 +109,7 @@ select
         end
     ) as snippet
 from wanted as w
-join marts.documents as d on d.repo_id = %(repo_id)s and d.document_id = w.document_id
+join marts.documents as d on d.repo_id = w.repo_id and d.document_id = w.document_id
 join marts.threads as t on t.repo_id = d.repo_id and t.number = d.thread_number
 cross join q
 left join lateral (

@@ -105,7 +105,7 @@ async def _hits(
     await cur.execute(
         ranking.PAGE,
         {
-            "repo_id": repo_id,
+            "repo_ids": [repo_id] * len(shown),
             "documents": list(shown.values()),
             "scores": [0.0] * len(shown),
             "lexemes": asked["lexemes"],
