@@ -115,6 +115,17 @@ async def run(cur, request: SearchRequest) -> ranked.Ranked:
         return ranked.Ranked([], False, normalized, 0, 0)
     if not request.terms:
         return _newest_first(request, normalized, await ranked.rank_many(cur, live))
+    # the page as ranked at every repository's marks (a build anywhere in scope retires it)
+    results = store.for_connection(cur.connection).results
+    key = ("across", request, tuple((p.repo_id, p.state) for p in prepared))
+    found = results.get(key)
+    if found is None:
+        found = await _merged(cur, request, normalized, live)
+        results.put(key, found)
+    return found
+
+
+async def _merged(cur, request, normalized: dict, live: list[ranked.Prepared]) -> ranked.Ranked:
     walked = await walk_each(live)
     merged = sorted(
         (
