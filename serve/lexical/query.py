@@ -55,14 +55,25 @@ def resolve(searcher: tantivy.Searcher, hit: Hit) -> Hit:
     return Hit(document_id(searcher, hit.address), hit.thread, hit.score, hit.address)
 
 
+def any_of(name: str, terms: list) -> Query:
+    """Documents holding any of ``terms`` in field ``name``: a term query each, or'd.
+    tantivy's ``term_set_query`` costs ~0.55 ms a search to set up however small the index
+    (benchmarks/results/across-repositories.md), where a term query costs microseconds: a
+    filter of a few values is a handful of term queries."""
+    queries = [Query.term_query(schema.SCHEMA, name, term) for term in terms]
+    if len(queries) == 1:
+        return queries[0]
+    return Query.boolean_query([(Occur.Should, q) for q in queries])
+
+
 def _tier_clause(searcher: tantivy.Searcher, tiers: tuple[str, ...]) -> tuple[Occur, Query]:
     """Admit the allowed tiers, or exclude the others: whichever reads fewer postings (a
     clause over nearly every document would make each search walk the whole index)."""
     excluded = [t for t in TIERS if t not in tiers]
     postings = {t: searcher.doc_freq(schema.TIER, t) for t in TIERS}
     if sum(postings[t] for t in excluded) < sum(postings[t] for t in tiers):
-        return Occur.MustNot, Query.term_set_query(schema.SCHEMA, schema.TIER, excluded)
-    return Occur.Must, Query.term_set_query(schema.SCHEMA, schema.TIER, list(tiers))
+        return Occur.MustNot, any_of(schema.TIER, excluded)
+    return Occur.Must, any_of(schema.TIER, list(tiers))
 
 
 def _filter_clauses(searcher: tantivy.Searcher, filters: Filters) -> list[tuple[Occur, Query]]:
@@ -88,7 +99,7 @@ def _any_term(pairs: list[tuple[str, str]]) -> Query:
     by_field: dict[str, list[str]] = {}
     for name, term in pairs:
         by_field.setdefault(name, []).append(term)
-    queries = [Query.term_set_query(schema.SCHEMA, name, terms) for name, terms in by_field.items()]
+    queries = [any_of(name, terms) for name, terms in by_field.items()]
     if len(queries) == 1:
         return queries[0]
     return Query.boolean_query([(Occur.Should, q) for q in queries])
