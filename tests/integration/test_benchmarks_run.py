@@ -236,6 +236,7 @@ CHAINED = (
     "benchmarks/build_again.py",
     "benchmarks/semantic_bench.py",
     "benchmarks/serve_load.py",
+    "benchmarks/org_scale.py",
 )
 # run by tests/integration/test_quality_gate.py: the gate over the whole corpus, then run.py
 # and fusion_grid.py over the database it leaves
@@ -293,6 +294,15 @@ def kept_build(tmp: Path, env: dict | None = None) -> dict[str, str]:
             tmp,
             env=env,
         )
+        # last: it lands an organisation beside the kept repository
+        outs["org"] = run(
+            "benchmarks/org_scale.py",
+            ["--url", url, "--work", "{tmp}/org", "--repos", "2", "--threads", "12",
+             "--comments-per-thread", "2", "--seconds", "0.3", "--concurrency", "1",
+             "--cases", "rare word"],
+            tmp,
+            env=env,
+        )  # fmt: skip
         return outs
     finally:
         database.stop_embedded(database.EmbeddedPaths(Path(build["work"]) / "pg"))
@@ -402,3 +412,9 @@ def test_benchmarks_over_a_kept_build(tmp_path):
         case = next(v for k, v in cases.items() if k.startswith(name))
         fts = case["1 client(s)"]["postgres_fts"]
         assert fts["requests"] > 0 and fts["errors"] == 0, (name, fts)
+    org = last_json(outs["org"])
+    assert org["repositories"] == 3 and org["build_noop"]["mart_rows_written"] == 0, org
+    assert org["build_first"]["mart_rows_written"] > 0, org
+    for scope in ("repo", "every"):
+        rare = org["reads"][scope]["rare word"]["1 client(s)"]["service"]
+        assert rare["requests"] > 0 and rare["errors"] == 0, (scope, rare)

@@ -163,15 +163,19 @@ def test_a_question_in_none_of_the_threads_words_finds_it_by_meaning(copy):
     assert "found by meaning, similarity" in text and "by words and meaning" in text
 
 
-def test_a_question_asked_of_every_repository_of_an_owner_finds_its_thread_by_meaning(copy):
+def test_a_question_asked_of_several_repositories_finds_its_thread_by_meaning(copy):
     """Meaning is asked across repositories too: pgvector over each one's vectors at once,
     the hit naming the repository it came from."""
     url, _ = copy
-    relored.main(
-        ["embed", "--json"], env={"RELORE_DATABASE_URL": url}, out=io.StringIO(), err=io.StringIO()
-    )
-    page = _search(url, q=QUESTION, org="acme")
-    assert page["repositories"]["searched"] >= 2
+    for repo in (REPO, SIBLING):  # only these two: the session's world holds more of acme's
+        relored.main(
+            ["embed", "--repo", repo.full_name],
+            env={"RELORE_DATABASE_URL": url},
+            out=io.StringIO(),
+            err=io.StringIO(),
+        )
+    page = _search(url, q=QUESTION, repo=[REPO.full_name, SIBLING.full_name])
+    assert page["repositories"]["searched"] == 2
     assert page["tiers"]["semantic"]["state"] == "answered"
     top = page["hits"][0]
     assert (top["repo"], top["number"], top["matched_by"]) == (REPO.full_name, 1, ["meaning"])
