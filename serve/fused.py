@@ -88,25 +88,58 @@ def _ranked(walk: query.ThreadWalk | None, second: float) -> list[fusion.Ranked]
     return sorted(ranked, key=lambda r: -r.score) if second else ranked
 
 
+def _walked_by(weights: fusion.Weights, prepared) -> tuple:
+    """What the words' legs are asked with under ``weights``: the same key, the same walks."""
+    files = prepared.named_files if weights.file > 0 and prepared.named_files else None
+    return (weights.words_share, files, weights.thread_share if weights.thread > 0 else None)
+
+
+async def _word_legs(prepared, weights: fusion.Weights) -> tuple:
+    """The words' legs side by side in worker threads: the words, the named files', the
+    strict count and whole threads."""
+    share, files, thread_share = _walked_by(weights, prepared)
+    return await asyncio.gather(
+        asyncio.to_thread(_walk, prepared, share, None),
+        asyncio.to_thread(_walk, prepared, share, files) if files else asyncio.sleep(0),
+        asyncio.to_thread(_strict_count, prepared),
+        asyncio.to_thread(_whole_threads, prepared, thread_share)
+        if thread_share is not None
+        else asyncio.sleep(0, []),
+    )
+
+
+async def _legs(cur, request, prepared, shape: str) -> tuple:
+    """Meaning and the words' legs, asked at once: the legs are walked with the weights
+    meaning answers under while the question is embedded and its neighbours read, and walked
+    again only when meaning could not answer and its absence asks other walks (a question's
+    words then admit any document). Returns (meaning or Off, the weights, the legs)."""
+    weights = fusion.WEIGHTS[shape]
+    if fusion.meaning_unavailable(request):  # known before anything is asked: walk once
+        found = await fusion.meaning(cur, request, weights.meaning_floor)
+        weights = fusion.words_only(shape, weights)
+        return found, weights, await _word_legs(prepared, weights)
+    # a task group: when one fails the other is cancelled and awaited before the cursor is
+    # given back
+    async with asyncio.TaskGroup() as group:
+        meant = group.create_task(fusion.meaning(cur, request, weights.meaning_floor))
+        legs = group.create_task(_word_legs(prepared, weights))
+    found, walked = meant.result(), legs.result()
+    if isinstance(found, nearest.Off):  # no meaning: no question goes without its words
+        without = fusion.words_only(shape, weights)
+        if _walked_by(without, prepared) != _walked_by(weights, prepared):
+            walked = await _word_legs(prepared, without)
+        weights = without
+    return found, weights, walked
+
+
 async def page(cur, request, prepared) -> dict:
     """The fused page for ``request`` in one repository, ``prepared`` by search (its lexemes,
     filters, index searcher and the files its words name)."""
     shape = fusion.shape(request.text, prepared.named_files)
-    weights = fusion.WEIGHTS[shape]
-    found = await fusion.meaning(cur, request, weights.meaning_floor)
-    if isinstance(found, nearest.Off):  # no meaning: no question goes without its words
-        weights = fusion.words_only(shape, weights)
-    files = prepared.named_files if weights.file > 0 and prepared.named_files else None
-    words, by_file, strict_total, whole = await asyncio.gather(
-        asyncio.to_thread(_walk, prepared, weights.words_share, None),
-        asyncio.to_thread(_walk, prepared, weights.words_share, files)
-        if files
-        else asyncio.sleep(0),
-        asyncio.to_thread(_strict_count, prepared),
-        asyncio.to_thread(_whole_threads, prepared, weights.thread_share)
-        if weights.thread > 0
-        else asyncio.sleep(0, []),
+    found, weights, (words, by_file, strict_total, whole) = await _legs(
+        cur, request, prepared, shape
     )
+    files = _walked_by(weights, prepared)[1]
     legs = {
         "words": _ranked(words, weights.words_second),
         "file": _ranked(by_file, weights.words_second),

@@ -77,28 +77,33 @@ def _unmerged(closed: Query) -> Query:
     return Query.boolean_query([(Occur.Must, closed), (Occur.MustNot, merged)])
 
 
-def words(searcher: tantivy.Searcher, lexemes: list[str], tiers: tuple[str, ...], legs: Legs):
-    """The words leg, into ``legs.words``. Blocking: run it in a worker thread."""
+def words(
+    searcher: tantivy.Searcher, lexemes: list[str], tiers: tuple[str, ...], state: str, legs: Legs
+) -> bool:
+    """The words leg of one state into ``legs.words``: ``merged``, or ``closed`` (closed
+    without merging); whether more documents matched than were ranked. Blocking: run it in a
+    worker thread (the two states side by side: they write different threads)."""
     if not lexemes:
-        return
-    for state in ("merged", "closed"):
-        asked = query.build(searcher, lexemes, 1, query.Filters(tiers=tiers, state=state))
-        if state == "closed":
-            asked = _unmerged(asked)
-        walk = query.ranked_threads(searcher, asked, DOCUMENTS, documents=DOCUMENTS)
-        legs.capped |= walk.total > DOCUMENTS
-        for ranked in walk.threads:
-            legs.words[ranked.thread] = Worded(ranked.scores[0], ranked.best)
+        return False
+    asked = query.build(searcher, lexemes, 1, query.Filters(tiers=tiers, state=state))
+    if state == "closed":
+        asked = _unmerged(asked)
+    walk = query.ranked_threads(searcher, asked, DOCUMENTS, documents=DOCUMENTS)
+    for ranked in walk.threads:
+        legs.words[ranked.thread] = Worded(ranked.scores[0], ranked.best)
+    return walk.total > DOCUMENTS
 
 
-def threads(searcher: tantivy.Searcher | None, lexemes: list[str], legs: Legs):
+def threads(searcher: tantivy.Searcher | None, lexemes: list[str], legs: Legs) -> bool:
     """The threads leg, into ``legs.threads``: closed threads (merged ones carry ``closed``
-    too) ranked as whole texts. Blocking: run it in a worker thread."""
+    too) ranked as whole texts. Blocking: run it in a worker thread. Never capped (False):
+    it ranks threads, not documents."""
     if searcher is None or not lexemes:
-        return
+        return False
     closed = query.thread_query(lexemes, 1, query.Filters(tiers=(), state="closed"))
     for thread, score in query.whole_threads(searcher, closed, DOCUMENTS):
         legs.threads[thread] = score
+    return False
 
 
 def evidence(
@@ -107,9 +112,11 @@ def evidence(
     symbols: list[str],
     tiers: tuple[str, ...],
     legs: Legs,
-):
+) -> bool:
     """The files leg, into ``legs.evidence``: one posting list per named value, as search's
-    ``--file``/``--symbol`` filters read it. Blocking: run it in a worker thread."""
+    ``--file``/``--symbol`` filters read it; whether a value's walk stopped at its cap.
+    Blocking: run it in a worker thread."""
+    capped = False
     for kind, values in (("files", files), ("symbols", symbols)):
         for value in values:
             named = query.Filters(tiers=tiers, state="closed", **{kind: (value,)})
@@ -117,9 +124,10 @@ def evidence(
                 searcher, query.build(searcher, [], 0, named), EVIDENCE_THREADS, 1,
                 EVIDENCE_DOCUMENTS,
             )  # fmt: skip
-            legs.capped |= walk.lower_bound or walk.total > EVIDENCE_THREADS
+            capped |= walk.lower_bound or walk.total > EVIDENCE_THREADS
             for thread, _ in walk.page:
                 legs.evidence.setdefault(thread, set()).add(value)
+    return capped
 
 
 @dataclass(frozen=True)

@@ -197,6 +197,28 @@ def test_a_forward_pass_runs_more_than_two_blas_threads(monkeypatch):
     assert seen and max(seen) <= 2
 
 
+def test_the_daemons_question_pass_waits_on_a_second_blas_thread(monkeypatch):
+    """A question's lone forward pass split over two BLAS threads stalls whenever the index's
+    walks or another request hold a core (230-480 ms against 66-80 on one thread, under
+    load): the daemon's encoder runs it on one."""
+    from relore.serve.semantic import nearest
+
+    monkeypatch.setattr(nearest, "_encoder", None)
+    monkeypatch.setattr(nearest, "_encoder_error", None)
+    encoder = nearest.encoder()
+    seen = []
+    forward = encoder._forward
+
+    def counting(rows):
+        seen.extend(i["num_threads"] for i in threadpoolctl.threadpool_info())
+        return forward(rows)
+
+    monkeypatch.setattr(encoder, "_forward", counting)
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        encoder.encode(["why does the decoder keep its cache under checkpointing"])
+    assert seen and max(seen) == 1
+
+
 @pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it
 def test_concurrent_callers_from_to_thread_get_each_others_vectors(encoder):
     texts = [f"question number {i} about {'tokenizers ' * i}" for i in range(12)]
