@@ -27,6 +27,8 @@ class Filters:
     author: str | None = None
     since: int | None = None  # epoch seconds
     state: str | None = None
+    # the thread's kind ('issue' or 'pr'); documents of the documents index only
+    kind: str | None = None
     # signal values in their normal form; None: not filtered, (): matches nothing
     files: tuple[str, ...] | None = None
     errors: tuple[str, ...] | None = None
@@ -63,6 +65,8 @@ def _filter_clauses(searcher: tantivy.Searcher, filters: Filters) -> list[tuple[
         clauses.append((Occur.Must, bound))
     if filters.state:
         clauses.append((Occur.Must, Query.term_query(s, schema.STATE, filters.state)))
+    if filters.kind:
+        clauses.append((Occur.Must, Query.term_query(s, schema.KIND, filters.kind)))
     clauses += [(Occur.Must, q) for q in _signal_queries(filters)]
     return [(occur, Query.const_score_query(q, 0.0)) for occur, q in clauses]
 

@@ -23,6 +23,7 @@ def _searcher(documents: int) -> tantivy.Searcher:
             "author": "ada",
             "github_state": "closed",
             "is_merged": False,
+            "kind": "pr",
         }
         writer.add_document(schema.document(row, {schema.FILE: {"a.py"}}))
     writer.commit()

@@ -132,3 +132,37 @@ def test_a_precedent_page_asks_meaning_only_after_the_index_was_walked(monkeypat
     request = page.PrecedentRequest(text="keep the cache", repo="acme/x", terms=("cache",))
     asyncio.run(page.precedent(Connection(), request))
     assert seen == {"walked_meanwhile": True}
+
+
+def test_a_closed_issue_takes_a_place_in_the_words_walk(monkeypatch):
+    """The words leg walks closed pull requests' documents only: an issue's documents would
+    take places among its first DOCUMENTS (and cost their scoring) only to be dropped."""
+    import tantivy
+
+    from relore.serve.lexical import schema
+
+    index = tantivy.Index(schema.SCHEMA)
+    index.register_tokenizer(schema.TOKENIZER, schema.analyzer())
+    writer = index.writer(heap_size=15_000_000, num_threads=1)
+    threads = {1: ("issue", "closed", False), 2: ("pr", "closed", False), 3: ("pr", "closed", True)}
+    for number, (kind, state, merged) in threads.items():
+        row = {
+            "lexemes": "cache cache cache" if kind == "issue" else "cache",
+            "document_id": f"opening_post:{number}",
+            "thread_number": number,
+            "created": number,
+            "trust_tier": "authoritative",
+            "author": "ada",
+            "github_state": state,
+            "is_merged": merged,
+            "kind": kind,
+        }
+        writer.add_document(schema.document(row))
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    monkeypatch.setattr(rank, "DOCUMENTS", 1)
+    legs = rank.Legs()
+    for state in ("merged", "closed"):
+        rank.words(index.searcher(), ["cache"], ("authoritative",), state, legs)
+    assert set(legs.words) == {2, 3}
