@@ -91,7 +91,7 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         def most_threads(table: str, name: str) -> list:
             return column(
                 f"select {name} from marts.{table} where repo_id = %s "
-                "group by 1 order by count(*) desc limit %s",
+                "group by 1 order by count(*) desc, 1 limit %s",
                 VARIANTS,
             )
 
@@ -104,7 +104,7 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         # of this synthetic corpus, far more than any file of a real repository)
         typical_files = column(
             """select path from (
-                select path, count(*) as n, ntile(2) over (order by count(*)) as half
+                select path, count(*) as n, ntile(2) over (order by count(*), path) as half
                 from marts.thread_files where repo_id = %s group by path
             ) as f where half = 2 order by n, path limit %s""",
             VARIANTS,
@@ -113,7 +113,7 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         # symbols named in a median number of threads, as a description names one
         symbols = column(
             """select symbol from (
-                select symbol, count(*) as n, ntile(2) over (order by count(*)) as half
+                select symbol, count(*) as n, ntile(2) over (order by count(*), symbol) as half
                 from marts.thread_symbols where repo_id = %s group by symbol
             ) as f where half = 2 order by n, symbol limit %s""",
             VARIANTS,
@@ -121,6 +121,7 @@ def cases(url: str, repo: str) -> dict[str, tuple[str, list[dict]]]:
         bodies = column(
             """select body_text from marts.documents
             where repo_id = %s and body_text like '%%Traceback (most recent call last)%%'
+            order by document_id
             limit %s""",
             VARIANTS * 5,
         )

@@ -97,45 +97,81 @@ def _merged(parts: list[list[fusion.Ranked]]) -> list[fusion.Ranked]:
     return sorted(every, key=lambda e: -e.score)[: fusion.DEPTH]
 
 
-def _legs_of(each, weights: fusion.Weights, files: bool) -> tuple:
-    """One repository's walks: (words, by_file, strict count, whole threads)."""
-    named = each.named_files if files and each.named_files else None
+def _walked_by(weights: fusion.Weights, files: bool) -> tuple:
+    """What the words' legs are asked with under ``weights``: the same key, the same walks."""
     return (
-        _walk(each, weights.words_share, None),
-        _walk(each, weights.words_share, named) if named else None,
-        _strict_count(each),
-        _whole_threads(each, weights.thread_share) if weights.thread > 0 else [],
+        weights.words_share,
+        weights.file > 0 and files,
+        weights.thread_share if weights.thread > 0 else None,
     )
 
 
-async def _walks(prepared: list, weights: fusion.Weights, files: bool) -> list[tuple]:
+def _legs_of(each, asked: tuple) -> tuple:
+    """One repository's walks: (words, by_file, strict count, whole threads)."""
+    share, files, thread_share = asked
+    named = each.named_files if files and each.named_files else None
+    return (
+        _walk(each, share, None),
+        _walk(each, share, named) if named else None,
+        _strict_count(each),
+        _whole_threads(each, thread_share) if thread_share is not None else [],
+    )
+
+
+async def _walks(prepared: list, asked: tuple) -> tuple[list, list[tuple]]:
     """Each repository's walks, side by side in worker threads: one repository's four legs
-    at once; several repositories' in runs, a run per worker thread."""
+    at once; several repositories' in runs, a run per worker thread. Returns the
+    repositories walked and their walks."""
+    share, files, thread_share = asked
+    if len(prepared) > 1 and thread_share is not None:  # one idf over every repository's
+        across.thread_weights(prepared)  # threads
     if len(prepared) == 1:
         each = prepared[0]
         named = each.named_files if files and each.named_files else None
-        return [
+        return prepared, [
             tuple(
                 await asyncio.gather(
-                    asyncio.to_thread(_walk, each, weights.words_share, None),
-                    asyncio.to_thread(_walk, each, weights.words_share, named)
-                    if named
-                    else asyncio.sleep(0),
+                    asyncio.to_thread(_walk, each, share, None),
+                    asyncio.to_thread(_walk, each, share, named) if named else asyncio.sleep(0),
                     asyncio.to_thread(_strict_count, each),
-                    asyncio.to_thread(_whole_threads, each, weights.thread_share)
-                    if weights.thread > 0
+                    asyncio.to_thread(_whole_threads, each, thread_share)
+                    if thread_share is not None
                     else asyncio.sleep(0, []),
                 )
             )
         ]
-    runs = across.chunks(prepared, across.WALKERS)
+    # a repository none of whose documents holds a word has nothing for the words' legs
+    walking = [p for p in prepared if across.answers(p)]
+    runs = across.chunks(walking, across.WALKERS)
     done = await asyncio.gather(
-        *(
-            asyncio.to_thread(lambda run=run: [_legs_of(p, weights, files) for p in run])
-            for run in runs
-        )
+        *(asyncio.to_thread(lambda run=run: [_legs_of(p, asked) for p in run]) for run in runs)
     )
-    return [legs for run in done for legs in run]
+    return walking, [legs for run in done for legs in run]
+
+
+async def _legs(cur, request, prepared: list, shape: str, files: bool) -> tuple:
+    """Meaning and the words' legs, asked at once: the legs are walked with the weights
+    meaning answers under while the question is embedded and its neighbours read, and walked
+    again only when meaning could not answer and its absence asks other walks (a question's
+    words then admit any document). Returns (meaning or Off, the weights, the repositories
+    walked and their walks)."""
+    weights = fusion.WEIGHTS[shape]
+    if fusion.meaning_unavailable(request):  # known before anything is asked: walk once
+        found = await fusion.meaning(cur, request, weights.meaning_floor)
+        weights = fusion.words_only(shape, weights)
+        return found, weights, *await _walks(prepared, _walked_by(weights, files))
+    # a task group: when one fails the other is cancelled and awaited before the cursor is
+    # given back
+    async with asyncio.TaskGroup() as group:
+        meant = group.create_task(fusion.meaning(cur, request, weights.meaning_floor))
+        legs = group.create_task(_walks(prepared, _walked_by(weights, files)))
+    found, (walking, walked) = meant.result(), legs.result()
+    if isinstance(found, nearest.Off):  # no meaning: no question goes without its words
+        without = fusion.words_only(shape, weights)
+        if _walked_by(without, files) != _walked_by(weights, files):
+            walking, walked = await _walks(prepared, _walked_by(without, files))
+        weights = without
+    return found, weights, walking, walked
 
 
 async def page(cur, request, prepared: list) -> dict:
@@ -144,16 +180,8 @@ async def page(cur, request, prepared: list) -> dict:
     by_repo = {p.repo_id: p for p in prepared}
     named = [f for p in prepared for f in p.named_files]
     shape = fusion.shape(request.text, named)
-    weights = fusion.WEIGHTS[shape]
-    found = await fusion.meaning(cur, request, weights.meaning_floor)
-    if isinstance(found, nearest.Off):  # no meaning: no question goes without its words
-        weights = fusion.words_only(shape, weights)
-    files = weights.file > 0 and bool(named)
-    if len(prepared) > 1 and weights.thread > 0:  # one idf over every repository's threads
-        across.thread_weights(prepared)
-    # a repository none of whose documents holds a word has nothing for the words' legs
-    walking = [p for p in prepared if across.answers(p)] if len(prepared) > 1 else prepared
-    walked = await _walks(walking, weights, files)
+    found, weights, walking, walked = await _legs(cur, request, prepared, shape, bool(named))
+    files = _walked_by(weights, bool(named))[1]
     words = {p.repo_id: w[0] for p, w in zip(walking, walked, strict=True)}
     by_file = {p.repo_id: w[1] for p, w in zip(walking, walked, strict=True)}
     legs = {

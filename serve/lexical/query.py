@@ -27,6 +27,8 @@ class Filters:
     author: str | None = None
     since: int | None = None  # epoch seconds
     state: str | None = None
+    # the thread's kind ('issue' or 'pr'); documents of the documents index only
+    kind: str | None = None
     # signal values in their normal form; None: not filtered, (): matches nothing
     files: tuple[str, ...] | None = None
     errors: tuple[str, ...] | None = None
@@ -88,6 +90,8 @@ def _filter_clauses(searcher: tantivy.Searcher, filters: Filters) -> list[tuple[
         clauses.append((Occur.Must, bound))
     if filters.state:
         clauses.append((Occur.Must, Query.term_query(s, schema.STATE, filters.state)))
+    if filters.kind:
+        clauses.append((Occur.Must, Query.term_query(s, schema.KIND, filters.kind)))
     clauses += [(Occur.Must, q) for q in _signal_queries(filters)]
     return [(occur, Query.const_score_query(q, 0.0)) for occur, q in clauses]
 
@@ -232,32 +236,25 @@ def threads_newest_first(
     searcher: tantivy.Searcher, query: Query, limit: int, per_thread: int, max_documents: int
 ) -> Threads:
     """A page of threads for a query with no words (filters only): every matching document
-    walked newest first, grouped by thread in the order each thread first appears."""
+    walked newest first (up to ``max_documents``, in whole steps), grouped by thread in the
+    order each thread first appears. Two searches at most: a step, and when it came back
+    full, every document up to the cap at once (stepping on searched again from the top:
+    tantivy collects offset + limit, so a 20,000-document walk collected 200,000)."""
+    cap = -(-max_documents // WALK_STEP) * WALK_STEP
+    hits = searcher.search(query, limit=WALK_STEP, order_by_field=schema.CREATED).hits
+    if len(hits) == WALK_STEP and cap > WALK_STEP:
+        hits = searcher.search(query, limit=cap, order_by_field=schema.CREATED).hits
     order: list[int] = []
     candidates: dict[int, list[str] | None] = {}  # None: a thread past the page
-    offset = 0
-    lower_bound = False
-    while True:
-        found = searcher.search(
-            query, limit=WALK_STEP, offset=offset, order_by_field=schema.CREATED
-        )
-        hits = found.hits
-        if not hits:
-            break
-        threads = searcher.fast_field_values(schema.THREAD, [address for _, address in hits])
-        for (_, address), thread in zip(hits, threads, strict=True):
-            if thread not in candidates:
-                order.append(thread)
-                candidates[thread] = [] if len(order) <= limit else None
-            docs = candidates[thread]
-            if docs is not None and len(docs) < per_thread:
-                docs.append(searcher.doc(address)[schema.DOCUMENT][0])
-        if len(hits) < WALK_STEP:
-            break
-        offset += WALK_STEP
-        if offset >= max_documents:
-            lower_bound = True
-            break
+    threads = searcher.fast_field_values(schema.THREAD, [address for _, address in hits])
+    for (_, address), thread in zip(hits, threads, strict=True):
+        if thread not in candidates:
+            order.append(thread)
+            candidates[thread] = [] if len(order) <= limit else None
+        docs = candidates[thread]
+        if docs is not None and len(docs) < per_thread:
+            docs.append(searcher.doc(address)[schema.DOCUMENT][0])
+    lower_bound = len(hits) >= cap
     return Threads([(t, candidates[t]) for t in order[:limit]], len(order), lower_bound)
 
 

@@ -26,7 +26,8 @@ FIELD_WEIGHTS = {"A": 2, "B": 1, "C": 2, "D": 1}
 THREAD_FIELD_WEIGHTS = {**FIELD_WEIGHTS, "A": 1}
 TOKENIZER = "lexemes"
 # The generation of this layout: an index written by another is rebuilt, never read.
-LAYOUT = 3
+# 4: each document carries its thread's kind (precedent walks pull requests' words only).
+LAYOUT = 4
 
 TEXT = "text"
 DOCUMENT = "document_id"
@@ -35,6 +36,8 @@ CREATED = "created"
 TIER = "tier"
 AUTHOR = "author"
 STATE = "state"
+# the thread's kind as marts.threads has it: 'issue' or 'pr'
+KIND = "kind"
 # the thread's signals: every tail of each path, each path as stored, error lines in their
 # normal form, test ids and names, every tail of each symbol
 FILE = "file"
@@ -57,6 +60,7 @@ def build_schema() -> tantivy.Schema:
     builder.add_text_field(TIER, tokenizer_name="raw", index_option="basic")
     builder.add_text_field(AUTHOR, tokenizer_name="raw", index_option="basic")
     builder.add_text_field(STATE, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field(KIND, tokenizer_name="raw", index_option="basic")
     for name in SIGNAL_FIELDS:
         builder.add_text_field(name, tokenizer_name="raw", index_option="basic")
     return builder.build()
@@ -105,6 +109,7 @@ def document(row: dict, signals: dict[str, set[str]] | None = None) -> tantivy.D
         doc.add_text(AUTHOR, row["author"])
     for state in thread_states(row["github_state"], row["is_merged"]):
         doc.add_text(STATE, state)
+    doc.add_text(KIND, row["kind"])
     _add_signals(doc, signals)
     return doc
 

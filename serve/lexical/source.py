@@ -39,6 +39,7 @@ select
     extract(epoch from d.created_at)::bigint as created,
     t.github_state,
     t.is_merged,
+    t.kind,
     (
         select string_agg(repeat(u.lexeme || ' ', w.n), '')
         from unnest(d.search_vector) as u (lexeme, positions, weights)

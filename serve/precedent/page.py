@@ -28,10 +28,19 @@ REVIEW_CHARS = 300
 TERMS_SHOWN = 12
 
 
-def _walk(searcher, threads, lexemes: list[str], files: list[str], symbols: list[str], legs):
-    rank.words(searcher, lexemes, TIERS, legs)
-    rank.threads(threads, lexemes, legs)
-    rank.evidence(searcher, files, symbols, TIERS, legs)
+async def _walk(searcher, threads, asked: dict, legs: rank.Legs) -> None:
+    """The index's legs side by side in worker threads (tantivy releases the GIL): the words
+    of merged pull requests and of the others, whole threads, and the named files."""
+    lexemes = asked["lexemes"]
+    capped = await asyncio.gather(
+        *(
+            asyncio.to_thread(rank.words, searcher, lexemes, TIERS, state, legs)
+            for state in ("merged", "closed")
+        ),
+        asyncio.to_thread(rank.threads, threads, lexemes, legs),
+        asyncio.to_thread(rank.evidence, searcher, asked["files"], asked["symbols"], TIERS, legs),
+    )
+    legs.capped = any(capped)
 
 
 async def _meaning(cur, repo_id: int, request: PrecedentRequest, legs: rank.Legs) -> dict:
@@ -216,14 +225,16 @@ async def precedent(conn: AsyncConnection, request: PrecedentRequest) -> dict:
             "files_named": files_named,
         }
         legs, searcher = rank.Legs(), None
-        if asked["lexemes"] or asked["files"] or asked["symbols"]:
-            indexes = store.for_connection(conn)
-            searcher = await indexes.fresh(conn, repo_id, resolved)
-            threads = indexes.reader(repo_id).thread_searcher()
-            await asyncio.to_thread(
-                _walk, searcher, threads, asked["lexemes"], asked["files"], asked["symbols"], legs
-            )
-        meaning = await _meaning(cur, repo_id, request, legs)
+        # meaning (the description embedded, its neighbours read) while the index is walked;
+        # a task group, so a failing leg cancels the other before the cursor is given back
+        async with asyncio.TaskGroup() as group:
+            if asked["lexemes"] or asked["files"] or asked["symbols"]:
+                indexes = store.for_connection(conn)
+                searcher = await indexes.fresh(conn, repo_id, resolved)
+                threads = indexes.reader(repo_id).thread_searcher()
+                group.create_task(_walk(searcher, threads, asked, legs))
+            meant = group.create_task(_meaning(cur, repo_id, request, legs))
+        meaning = meant.result()
         numbers = sorted(
             set(legs.words) | set(legs.evidence) | set(legs.meaning) | set(legs.threads)
         )

@@ -2,12 +2,15 @@
 a ranking of its own, fused by weighted reciprocal rank, then merged ones first.
 
 - **words**: BM25F in the search index (``serve/lexical``) over every document of a closed
-  thread holding any of the description's lexemes (titles, opening posts, comments, review
-  comments and the paths and hunks they sit on), read twice, merged threads and the others,
-  the first ``DOCUMENTS`` of each (``lexical.query.ranked_threads``). A thread scores its
-  best document, measured on the change slice's dev split (benchmarks/results/precedent.md): summing
-  three at 0.5 lowered the tier-off ranking from 0.363 / 0.413 (R@5 / MRR) to 0.290 /
-  0.328, a chatty thread outranking the one whose opening post is the change.
+  pull request holding any of the description's lexemes (titles, opening posts, comments,
+  review comments and the paths and hunks they sit on), read twice, merged pull requests
+  and the others, the first ``DOCUMENTS`` of each (``lexical.query.ranked_threads``). The
+  index's kind term keeps closed issues out of the walk (at 1.2M documents they held 543k
+  of the 621k documents closed without merging, and cost the walk their scoring). A thread
+  scores its best document, measured on the change slice's dev split
+  (benchmarks/results/precedent.md): summing three at 0.5 lowered the tier-off ranking
+  from 0.363 / 0.413 (R@5 / MRR) to 0.290 / 0.328, a chatty thread outranking the one
+  whose opening post is the change.
 - **files**: the threads whose signals (``marts.thread_files``/``thread_symbols``, as the
   index holds them) carry a path or symbol the caller named with ``--file`` or in the
   description; most named first, then by words. Evidence that boosts, never a filter.
@@ -16,8 +19,8 @@ a ranking of its own, fused by weighted reciprocal rank, then merged ones first.
   ``serve/lexical``): the pull request whose review turns share the description's words
   between them, where no one document holds many. Its hits say ``words`` too.
 
-Issues are dropped after the walk (the index keeps no thread kind): a leg ranks pull
-requests only. Open pull requests are never precedent (nothing was decided yet; ``inflight``
+The other legs' issues are dropped after their walks: a leg ranks pull requests only.
+Open pull requests are never precedent (nothing was decided yet; ``inflight``
 and ``search --state open`` show them): every leg reads closed threads only.
 
 Merged first: of the pull requests that come within ``RELEVANT_SHARE`` of the best of some
@@ -77,28 +80,33 @@ def _unmerged(closed: Query) -> Query:
     return Query.boolean_query([(Occur.Must, closed), (Occur.MustNot, merged)])
 
 
-def words(searcher: tantivy.Searcher, lexemes: list[str], tiers: tuple[str, ...], legs: Legs):
-    """The words leg, into ``legs.words``. Blocking: run it in a worker thread."""
+def words(
+    searcher: tantivy.Searcher, lexemes: list[str], tiers: tuple[str, ...], state: str, legs: Legs
+) -> bool:
+    """The words leg of one state into ``legs.words``: ``merged``, or ``closed`` (closed
+    without merging); whether more documents matched than were ranked. Blocking: run it in a
+    worker thread (the two states side by side: they write different threads)."""
     if not lexemes:
-        return
-    for state in ("merged", "closed"):
-        asked = query.build(searcher, lexemes, 1, query.Filters(tiers=tiers, state=state))
-        if state == "closed":
-            asked = _unmerged(asked)
-        walk = query.ranked_threads(searcher, asked, DOCUMENTS, documents=DOCUMENTS)
-        legs.capped |= walk.total > DOCUMENTS
-        for ranked in walk.threads:
-            legs.words[ranked.thread] = Worded(ranked.scores[0], ranked.best)
+        return False
+    asked = query.build(searcher, lexemes, 1, query.Filters(tiers, state=state, kind="pr"))
+    if state == "closed":
+        asked = _unmerged(asked)
+    walk = query.ranked_threads(searcher, asked, DOCUMENTS, documents=DOCUMENTS)
+    for ranked in walk.threads:
+        legs.words[ranked.thread] = Worded(ranked.scores[0], ranked.best)
+    return walk.total > DOCUMENTS
 
 
-def threads(searcher: tantivy.Searcher | None, lexemes: list[str], legs: Legs):
+def threads(searcher: tantivy.Searcher | None, lexemes: list[str], legs: Legs) -> bool:
     """The threads leg, into ``legs.threads``: closed threads (merged ones carry ``closed``
-    too) ranked as whole texts. Blocking: run it in a worker thread."""
+    too) ranked as whole texts. Blocking: run it in a worker thread. Never capped (False):
+    it ranks threads, not documents."""
     if searcher is None or not lexemes:
-        return
+        return False
     closed = query.thread_query(lexemes, 1, query.Filters(tiers=(), state="closed"))
     for thread, score in query.whole_threads(searcher, closed, DOCUMENTS):
         legs.threads[thread] = score
+    return False
 
 
 def evidence(
@@ -107,9 +115,11 @@ def evidence(
     symbols: list[str],
     tiers: tuple[str, ...],
     legs: Legs,
-):
+) -> bool:
     """The files leg, into ``legs.evidence``: one posting list per named value, as search's
-    ``--file``/``--symbol`` filters read it. Blocking: run it in a worker thread."""
+    ``--file``/``--symbol`` filters read it; whether a value's walk stopped at its cap.
+    Blocking: run it in a worker thread."""
+    capped = False
     for kind, values in (("files", files), ("symbols", symbols)):
         for value in values:
             named = query.Filters(tiers=tiers, state="closed", **{kind: (value,)})
@@ -117,9 +127,10 @@ def evidence(
                 searcher, query.build(searcher, [], 0, named), EVIDENCE_THREADS, 1,
                 EVIDENCE_DOCUMENTS,
             )  # fmt: skip
-            legs.capped |= walk.lower_bound or walk.total > EVIDENCE_THREADS
+            capped |= walk.lower_bound or walk.total > EVIDENCE_THREADS
             for thread, _ in walk.page:
                 legs.evidence.setdefault(thread, set()).add(value)
+    return capped
 
 
 @dataclass(frozen=True)

@@ -112,12 +112,12 @@ def route(request, *, failure: bool) -> Route:
     if request.has_signals:
         return Route(False, "a filtered query is answered by the filters and the words")
     if failure or len(request.terms) < QUESTION_TERMS:
-        off = _meaning_unavailable(request)
+        off = meaning_unavailable(request)
         return Route(False, off)
-    return Route(True, _meaning_unavailable(request))
+    return Route(True, meaning_unavailable(request))
 
 
-def _meaning_unavailable(request) -> str | None:
+def meaning_unavailable(request) -> str | None:
     if not ENABLED:
         return "turned off on this daemon (RELORE_SEMANTIC=off)"
     if not request.repo_ids:
@@ -161,7 +161,7 @@ def _filters(request) -> dict:
 async def meaning(cur, request, floor: float = 0.0) -> list | nearest.Off:
     """The semantic leg's threads for a request, those at least ``floor`` similar (or why it
     cannot answer)."""
-    if not_asked := _meaning_unavailable(request):
+    if not_asked := meaning_unavailable(request):
         return nearest.Off(not_asked)
     found = await nearest.nearest(cur, request.repo_ids, request.text, _filters(request))
     if isinstance(found, nearest.Off):

@@ -23,6 +23,13 @@ from datetime import UTC, datetime
 from relore.serve.semantic import store
 
 DEPTH = 50  # threads the leg offers the fusion
+# BLAS threads for a question's one forward pass. Two split a lone text's matrix products
+# across both cores and wait on each other at every one: with the index's walks beside it
+# (a fused page asks meaning and the words at once) or another request's, one of the two is
+# descheduled and the pass took 230-480 ms p50 against 66-80 with one thread (20 change
+# descriptions at 1.2M documents, load 5; quiet: ~17 against ~23).
+# benchmarks/results/intent-slices.md, #36.
+QUERY_THREADS = 1
 CANDIDATES = 100  # nearest passages read to find them (a thread has 1.3 on average)
 EF_SEARCH = 100
 
@@ -105,7 +112,8 @@ def encoder():
             try:
                 from relore.serve.semantic import encoder as encoders
 
-                _encoder = encoders.load()  # the model RELORE_ENCODER chooses
+                # the model RELORE_ENCODER chooses
+                _encoder = encoders.load(threads=QUERY_THREADS)
             except ImportError as exc:
                 _encoder_error = f"the semantic extra is not installed: {exc.name} is missing"
             except (OSError, ValueError) as exc:  # a model not installed: what installs it

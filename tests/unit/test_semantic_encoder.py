@@ -181,8 +181,8 @@ def test_model_key_hides_model_package_or_settings(encoder):
     assert Encoder(max_tokens=128).model_key != key  # other vectors: another key
 
 
-def test_a_forward_pass_runs_more_than_two_blas_threads(monkeypatch):
-    encoder = Encoder()
+def _blas_threads_seen(monkeypatch, encoder: Encoder) -> list[int]:
+    """The BLAS thread counts each of ``encoder``'s forward passes runs with, as they run."""
     seen = []
     forward = encoder._forward
 
@@ -191,10 +191,31 @@ def test_a_forward_pass_runs_more_than_two_blas_threads(monkeypatch):
         return forward(rows)
 
     monkeypatch.setattr(encoder, "_forward", counting)
+    return seen
+
+
+def test_a_forward_pass_runs_more_than_two_blas_threads(monkeypatch):
+    encoder = Encoder()
+    seen = _blas_threads_seen(monkeypatch, encoder)
     with threadpoolctl.threadpool_limits(limits=8, user_api="blas"):
         encoder.encode(["one query"])
         encoder.encode(["a batch of texts"] * 8)
     assert seen and max(seen) <= 2
+
+
+def test_the_daemons_question_pass_waits_on_a_second_blas_thread(monkeypatch):
+    """A question's lone forward pass split over two BLAS threads stalls whenever the index's
+    walks or another request hold a core (230-480 ms against 66-80 on one thread, under
+    load): the daemon's encoder runs it on one."""
+    from relore.serve.semantic import nearest
+
+    monkeypatch.setattr(nearest, "_encoder", None)
+    monkeypatch.setattr(nearest, "_encoder_error", None)
+    encoder = nearest.encoder()
+    seen = _blas_threads_seen(monkeypatch, encoder)
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        encoder.encode(["why does the decoder keep its cache under checkpointing"])
+    assert seen and max(seen) == 1
 
 
 @pytest.mark.slow  # a dbt build, a cluster or a wheel of its own: make test-fast skips it

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
 import pytest
 
 from relore.serve.search import SearchRequest
@@ -107,3 +110,83 @@ def test_a_file_described_keeps_its_weights_without_meaning_and_admits_any_word(
     weights = fusion.WEIGHTS["path_description"]
     alone = fusion.words_only("path_description", weights)
     assert alone.words_share == 0.0 and (alone.words, alone.file) == (weights.words, weights.file)
+
+
+# -- a fused page asks meaning and the words at once (serve/fused.py) --------------------------
+
+# how long a stub leg waits for the other to start: far past any scheduling delay, so only a
+# page that asks the legs one after the other runs it out
+_OVERLAP_WAIT_S = 20
+
+
+class _Prepared:
+    """What fused.page's legs read of a prepared request."""
+
+    named_files = ()
+    lexemes = ("cache", "decoder", "checkpointing")
+
+
+def _stub_word_legs(monkeypatch, started=None) -> list:
+    """fused's index walks replaced: each records the share of the lexemes it was asked with
+    (and sets ``started``); returns the record."""
+    from relore.serve import fused
+
+    shares = []
+
+    def walk(prepared, share, files):
+        if started is not None:
+            started.set()
+        shares.append(share)
+        return None
+
+    monkeypatch.setattr(fused, "_walk", walk)
+    monkeypatch.setattr(fused, "_strict_count", lambda prepared: 0)
+    monkeypatch.setattr(fused, "_whole_threads", lambda prepared, share: [])
+    return shares
+
+
+def test_a_fused_page_walks_the_index_only_after_meaning_answered(monkeypatch):
+    """The question is embedded and its neighbours read while the index is walked: meaning
+    waiting on the walk to start must not wait in vain."""
+    from relore.serve import fused
+
+    started = threading.Event()
+    _stub_word_legs(monkeypatch, started)
+    seen = {}
+
+    async def meaning(cur, request, floor=0.0):
+        seen["walked_meanwhile"] = await asyncio.to_thread(started.wait, _OVERLAP_WAIT_S)
+        return []
+
+    monkeypatch.setattr(fusion, "meaning", meaning)
+    request = _request("why does the decoder keep its cache under checkpointing")
+    found, _, _, _ = asyncio.run(fused._legs(None, request, [_Prepared()], "question", False))
+    assert found == [] and seen == {"walked_meanwhile": True}
+
+
+@pytest.mark.parametrize(
+    ("shape", "shares"),
+    [
+        # a question's words admit half its lexemes beside meaning, any one without it
+        ("question", [0.5, fusion.WORDS_ONLY_SHARE]),
+        # a description walks the same either way: walked once
+        ("description", [0.0]),
+    ],
+)
+def test_without_meaning_a_page_keeps_the_walks_asked_for_meaning(monkeypatch, shape, shares):
+    """Walked beside meaning with the weights meaning answers under, a page meaning could not
+    answer is walked again when its words-only weights ask other walks."""
+    from relore.serve import fused
+    from relore.serve.semantic import nearest
+
+    walked = _stub_word_legs(monkeypatch)
+
+    async def meaning(cur, request, floor=0.0):
+        return nearest.Off("nothing is embedded yet")
+
+    monkeypatch.setattr(fusion, "meaning", meaning)
+    request = _request("the decoder keeps its cache under checkpointing")
+    found, weights, _, _ = asyncio.run(fused._legs(None, request, [_Prepared()], shape, False))
+    assert isinstance(found, nearest.Off)
+    assert weights == fusion.words_only(shape, fusion.WEIGHTS[shape])
+    assert walked == shares
