@@ -223,6 +223,9 @@ async def page(cur, request, prepared: list) -> dict:
             fusion.by_meaning(hit, close.similarity)
         hit["score"] = round(score, 4)
         hits.append(hit)
+    hits = fusion.merged_first(hits, shape)
+    if shape in fusion.MERGED_FIRST:
+        semantic["merged_first"] = fusion.MERGED_FIRST[shape]
     least = _least(prepared[0], weights)
     total = sum(w.total for w in words.values() if w)
     for repo_id in by_repo:

@@ -70,6 +70,13 @@ WEIGHTS = {
     "description": Weights(words=0.5, meaning=0.5, thread=1.0),
     "path_description": Weights(words=1.0, meaning=0.25, file=1.0, words_second=0.5),
 }
+# A file described ("path: why does it ...") asks what was decided about that code: of the
+# first MERGED_FIRST threads of its page, merged pull requests lead, each part in fused
+# order. Chosen on the why slice's dev split (MRR 0.769 -> 0.797 at 5 and at 10, 0.777 at
+# 3; every split 0.830 -> 0.854, tier off 0.809 -> 0.833; every other slice unchanged). The
+# same for a description lowered the change slice's dev MRR (0.515 -> 0.489): not there.
+# benchmarks/results/intent-slices.md, #36.
+MERGED_FIRST = {"path_description": 5}
 # With meaning unavailable (off, or no vectors): a question or a description leans on the
 # threads' leg (a thread as one text, as BM25 over whole threads ranks it) with the best
 # document's ranking beside it; a file described keeps its weights. Every words' leg then
@@ -97,6 +104,16 @@ def shape(text: str, named_files) -> str:
     if named_files:
         return "path_description"
     return "question" if _QUESTION.search(text) else "description"
+
+
+def merged_first(hits: list[dict], shape: str) -> list[dict]:
+    """A page's hits with the merged pull requests of its first ``MERGED_FIRST[shape]`` ahead
+    of the rest of them (a stable reorder; a shape not listed keeps its order)."""
+    head = MERGED_FIRST.get(shape, 0)
+    if not head:
+        return hits
+    first = sorted(hits[:head], key=lambda h: not (h["kind"] == "pr" and h["state"] == "merged"))
+    return first + hits[head:]
 
 
 @dataclass(frozen=True)

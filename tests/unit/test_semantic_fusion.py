@@ -190,3 +190,32 @@ def test_without_meaning_a_page_keeps_the_walks_asked_for_meaning(monkeypatch, s
     assert isinstance(found, nearest.Off)
     assert weights == fusion.words_only(shape, fusion.WEIGHTS[shape])
     assert walked == shares
+
+
+# -- a file described: merged pull requests first among the page's first threads ------------
+
+
+def _hit(number: int, kind: str, state: str) -> dict:
+    return {"number": number, "kind": kind, "state": state}
+
+
+def test_a_file_described_page_puts_its_first_merged_pull_requests_ahead_of_issues():
+    """A "why is this code like this" page answered by an issue or an open pull request
+    above the merged one that made the change: the merged ones of the first five lead."""
+    hits = [
+        _hit(1, "pr", "open"),
+        _hit(2, "issue", "closed"),
+        _hit(3, "pr", "merged"),
+        _hit(4, "issue", "open"),
+        _hit(5, "pr", "merged"),
+        _hit(6, "pr", "merged"),  # past the first five: stays where fusion put it
+    ]
+    reordered = fusion.merged_first(hits, "path_description")
+    assert [h["number"] for h in reordered] == [3, 5, 1, 2, 4, 6]
+
+
+@pytest.mark.parametrize("shape", ["question", "description"])
+def test_a_question_or_description_page_keeps_its_fused_order(shape: str):
+    """Merged first lowered the change slice's dev MRR: a description keeps fusion's order."""
+    hits = [_hit(1, "issue", "closed"), _hit(2, "pr", "merged")]
+    assert fusion.merged_first(hits, shape) == hits
