@@ -8,7 +8,9 @@ Before the guard, 19,990 such connections filled all 20,000 descriptors of a dae
 from __future__ import annotations
 
 import os
+import selectors
 import socket
+import time
 from pathlib import Path
 
 import httpx
@@ -72,9 +74,35 @@ def test_half_sent_headers_are_closed_after_the_request_timeout(pg_cluster, log)
         assert _healthy(base)
 
 
+def _closed_within(socks: list[socket.socket], seconds: float) -> int:
+    """How many of ``socks`` the daemon closed (or reset) within ``seconds``; every one is
+    closed here after."""
+    open_ = {sock.fileno(): sock for sock in socks}
+    closed = 0
+    deadline = time.monotonic() + seconds
+    with selectors.DefaultSelector() as watch:
+        for sock in socks:
+            watch.register(sock, selectors.EVENT_READ)
+        while open_ and (left := deadline - time.monotonic()) > 0:
+            for key, _ in watch.select(left):
+                sock = key.fileobj
+                try:
+                    ended = sock.recv(4096) == b""
+                except ConnectionResetError:
+                    ended = True
+                if ended:
+                    closed += 1
+                    watch.unregister(sock)
+                    open_.pop(sock.fileno())
+    for sock in socks:
+        sock.close()
+    return closed
+
+
 def test_stalled_connections_past_the_cap_make_room_and_healthz_still_answers(pg_cluster, log):
+    """One worker: a new connection at the cap closes the one that waited longest."""
     env = _env(pg_cluster, RELORE_REQUEST_TIMEOUT_S="300", RELORE_MAX_CONNECTIONS="20")
-    with daemons.serving(env, log) as base:
+    with daemons.serving(env, log, workers=1) as base:
         stalled = _half_sent(base, 50)
         # a new connection at the cap closes the one that waited longest for its request
         assert _healthy(base), "healthz did not answer with the connection cap full"
@@ -83,6 +111,19 @@ def test_stalled_connections_past_the_cap_make_room_and_healthz_still_answers(pg
         assert _healthy(base)
         for sock in stalled[30:]:
             sock.close()
+
+
+def test_every_worker_holds_at_most_the_cap_of_stalled_connections(pg_cluster, log):
+    """Several workers (the default is one a core): the cap bounds each process's
+    descriptors, so 50 stalled connections over two workers capped at 20 leave at most 40
+    open, whichever worker the kernel handed each to, and /healthz still answers."""
+    env = _env(pg_cluster, RELORE_REQUEST_TIMEOUT_S="300", RELORE_MAX_CONNECTIONS="20")
+    with daemons.serving(env, log, workers=2) as base:
+        stalled = _half_sent(base, 50)
+        assert _healthy(base), "healthz did not answer with both workers at the cap"
+        closed = _closed_within(stalled, seconds=5)
+        assert closed >= 50 - 2 * 20, f"only {closed} of 50 stalled were closed: over the cap"
+        assert _healthy(base)
 
 
 def test_a_bad_connection_limit_is_refused_before_listening(pg_cluster, log):
