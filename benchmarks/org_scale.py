@@ -4,9 +4,11 @@ beside what ``--url`` already holds (build_bench.py's 50,000-thread repository, 
 
 Steps, each timed (one JSON line last):
 
-1. land every repository (the generator's issues and comments, through the real writer);
+1. land every repository (the generator's issues and comments, through the real writer), its
+   load times then spread over the days before (``build_bench.SPREAD_LOADS``);
 2. ``dbt build`` — the organisation's first build (every new repository at once), a change in
-   one repository (1 % of its threads edited), and a build with nothing new;
+   one repository (1 % of its threads edited), and a build with nothing new (with
+   ``--skip-land``, only the last two: another ``--change-seed`` changes other threads);
 3. ``relored index`` of every repository (each its own index);
 4. reads (``serve_load.py --scope every``): the same cases asked of the one repository and of
    every repository at once, one client and ``--concurrency``.
