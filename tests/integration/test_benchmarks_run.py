@@ -415,6 +415,8 @@ def test_benchmarks_over_a_kept_build(tmp_path):
     org = last_json(outs["org"])
     assert org["repositories"] == 3 and org["build_noop"]["mart_rows_written"] == 0, org
     assert org["build_first"]["mart_rows_written"] > 0, org
+    # the landing aged and a poll before: the measured change derives what it changed only
+    assert 0 < org["build_change"]["mart_rows_written"] < org["build_first"]["mart_rows_written"]
     for scope in ("repo", "every"):
         rare = org["reads"][scope]["rare word"]["1 client(s)"]["service"]
         assert rare["requests"] > 0 and rare["errors"] == 0, (scope, rare)
