@@ -33,3 +33,8 @@ def age(value: str | datetime | None, now: datetime | None = None) -> str:
 def date(value: str | datetime | None) -> str | None:
     when = parse(value)
     return when.date().isoformat() if when else None
+
+
+def iso(value: datetime | None) -> str | None:
+    """A timestamp as the pages carry it (ISO 8601), or None."""
+    return value.isoformat() if value is not None else None

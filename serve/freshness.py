@@ -8,10 +8,6 @@ from __future__ import annotations
 from relore.contract import stamps
 
 
-def _iso(value) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
 def _age(value) -> str | None:
     return stamps.age(value) if value is not None else None
 
@@ -51,25 +47,25 @@ def _freshness(row: dict) -> dict:
             "cycle": row["latest_cycle_id"],
             "role": row["latest_role"],
             "outcome": row["latest_outcome"],
-            "started_at": _iso(row["latest_started_at"]),
-            "finished_at": _iso(row["latest_finished_at"]),
+            "started_at": stamps.iso(row["latest_started_at"]),
+            "finished_at": stamps.iso(row["latest_finished_at"]),
             "reason": row["latest_reason"],
         }
     return {
         "behind": row["is_behind"],
         "why": row["behind_reason"],
         "behind_after_s": int(row["behind_after"].total_seconds()),
-        "last_poll_at": _iso(row["last_poll_at"]),
+        "last_poll_at": stamps.iso(row["last_poll_at"]),
         "last_poll_age": _age(row["last_poll_at"]),
-        "last_backfill_at": _iso(row["last_backfill_at"]),
-        "last_done_at": _iso(row["last_done_at"]),
+        "last_backfill_at": stamps.iso(row["last_backfill_at"]),
+        "last_done_at": stamps.iso(row["last_done_at"]),
         "last_done_age": _age(row["last_done_at"]),
         "backfill": {
             "complete": row["backfill_complete"],
             "passes_done": row["backfill_steps_done"],
             "passes": row["backfill_steps"],
             "next_pass": row["backfill_step"],
-            "high_water": _iso(row["backfill_high_water"]),
+            "high_water": stamps.iso(row["backfill_high_water"]),
         },
         "latest": latest,
     }
@@ -86,9 +82,9 @@ async def budget(cur) -> dict:
         "recorded": True,
         "limit": row["budget_limit"],
         "remaining": row["budget_remaining"],
-        "reset_at": _iso(row["budget_reset"]),
+        "reset_at": stamps.iso(row["budget_reset"]),
         "reset_passed": row["reset_passed"],
-        "recorded_at": _iso(row["recorded_at"]),
+        "recorded_at": stamps.iso(row["recorded_at"]),
         "recorded_age": _age(row["recorded_at"]),
         "cycle": row["cycle_id"],
     }

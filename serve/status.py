@@ -49,7 +49,7 @@ async def replica(cur) -> dict:
         "standby": True,
         "receiving": row["receiving"],
         "replay_lag_s": lag,
-        "last_replayed_at": _iso(row["last_replayed_at"]),
+        "last_replayed_at": stamps.iso(row["last_replayed_at"]),
         "behind": not row["receiving"] or lag is None or lag > REPLICA_BEHIND_S,
     }
 
@@ -59,10 +59,6 @@ def _deletions_checked(marks: list[dict]) -> dict:
     at = {m["pass"]: m for m in marks if m["pass"] in _DELETION_MARKS}
     checked = at.get("deletions") or {}
     return {"checked_at": checked.get("high_water"), "age": checked.get("age")}
-
-
-def _iso(value) -> str | None:
-    return value.isoformat() if value is not None else None
 
 
 async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
@@ -89,7 +85,7 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
             marks.setdefault(row["repo_id"], []).append(
                 {
                     "pass": row["pass_name"],
-                    "high_water": _iso(row["high_water"]),
+                    "high_water": stamps.iso(row["high_water"]),
                     "age": stamps.age(row["high_water"]) if row["high_water"] else None,
                 }
             )
@@ -118,8 +114,8 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
                     "reported": r["documents_reported"],
                     "machine": r["documents_machine"],
                 },
-                "last_loaded_at": _iso(r["last_loaded_at"]),
-                "last_built_at": _iso(r["last_built_at"]),
+                "last_loaded_at": stamps.iso(r["last_loaded_at"]),
+                "last_built_at": stamps.iso(r["last_built_at"]),
                 "orphan_comments": r["orphan_comments"],
                 # every signal mart's rows (the list: macros/signal_marts.sql)
                 "signals": r["signals"],
@@ -127,7 +123,7 @@ async def status(conn: AsyncConnection, repo: str | None = None) -> dict:
                     "resolved": r["authority_logins"] > 0,
                     "logins": r["authority_logins"],
                     "with_write": r["authority_writers"],
-                    "resolved_at": _iso(r["authority_resolved_at"]),
+                    "resolved_at": stamps.iso(r["authority_resolved_at"]),
                 },
                 "sample_floors": r["sample_floors"] or {},
                 "passes": sorted(
