@@ -148,11 +148,11 @@ def sizes(url: str, threads: int) -> list[dict]:
 def index_refresh(url: str, work: Path, repo_id: int, *, full: bool = False) -> dict:
     """The search index brought up to the marts (serve/lexical), as the daemon or
     `relored index` does it, read through the reader role: its wall time and size."""
-    from relore.serve.lexical import build, store
+    from relore.serve.lexical import store
 
     indexes = store.for_connection_url(database.reader_url(url, env={}), work / "search-index")
+    done = indexes.refresh(repo_id, full=full)
     repo_dir = indexes.reader(repo_id).repo_dir
-    done = build.refresh(indexes.conninfo, repo_dir, repo_id, full=full)
     size = sum(f.stat().st_size for f in repo_dir.rglob("*") if f.is_file())
     return {
         "action": done.action,

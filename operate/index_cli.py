@@ -16,7 +16,7 @@ import psycopg
 
 from relore.operate.exits import ExitStatus
 from relore.serve import repos
-from relore.serve.lexical import build, generations, store
+from relore.serve.lexical import generations, store
 
 PROGRESS_EVERY_S = 2.0
 
@@ -39,22 +39,19 @@ def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json:
         if targets is None:
             print(f"relored: {repo} is not indexed here (run dbt build first)", file=err)
             return ExitStatus.ERROR
+    names = dict(targets)
+    shown = [time.monotonic()]
+
+    def progress(repo_id: int, written: int) -> None:
+        if time.monotonic() - shown[0] >= PROGRESS_EVERY_S:
+            shown[0] = time.monotonic()
+            print(f"{names[repo_id]}: {written:,} documents indexed…", file=err, flush=True)
+
+    done_each = indexes.refresh_many(list(names), full=full, progress=progress)
     reports = []
     for repo_id, name in targets:
-        shown = [time.monotonic()]
-
-        def progress(written: int, name=name, shown=shown) -> None:
-            if time.monotonic() - shown[0] >= PROGRESS_EVERY_S:
-                shown[0] = time.monotonic()
-                print(f"{name}: {written:,} documents indexed…", file=err, flush=True)
-
-        done = build.refresh(
-            indexes.conninfo,
-            indexes.reader(repo_id).repo_dir,
-            repo_id,
-            full=full,
-            progress=progress,
-        )
+        done = done_each[repo_id]
+        reader = indexes.reader(repo_id)
         report = {
             "repo": name,
             "repo_id": repo_id,
@@ -63,7 +60,8 @@ def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json:
             "threads": done.threads,
             "seconds": round(done.seconds, 2),
             "generation": done.generation,
-            "path": str(indexes.reader(repo_id).repo_dir),
+            "index": "shared" if isinstance(reader, store.MemberReader) else "own",
+            "path": str(reader.repo_dir),
         }
         reports.append(report)
         if not as_json:
@@ -72,7 +70,8 @@ def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json:
                 "refreshed": f"refreshed {done.threads:,} threads ({done.documents:,} documents)",
                 "unchanged": "up to date with the marts",
             }[done.action]
-            print(f"{name}: {what} in {done.seconds:.2f} s", file=out)
+            where = " (shared index)" if report["index"] == "shared" else ""
+            print(f"{name}: {what}{where} in {done.seconds:.2f} s", file=out)
     if as_json:
         print(json.dumps({"indexes": reports}), file=out)
     elif not reports:

@@ -1,19 +1,21 @@
 """A search across repositories: several named, an owner's, or every one held, ranked together.
 
-Each repository keeps its own index (a search in one stays as fast as it was); a search
-across them resolves the request in every repository in one round trip
-(``ranking.RESOLVE_EACH``), walks each index with every lexeme weighted by the house's idf
-(``lexical.idf.shared``: one BM25 scale across the repositories), and merges: documents
-holding every word first, then the fill, each part by score (a page with no words: newest
-first). The per-thread cap is per repository's thread; each hit names its repository. A
-fused page (``fused.py``) merges its legs the same way; the semantic leg's similarity is one
-scale already.
+A large repository has an index of its own, the small ones are members of the shared index
+(``lexical/generations.py``). A search across them resolves the request in every repository
+in one round trip (``ranking.RESOLVE_EACH``), walks each index once (``units``: the shared
+index's members in scope as one walk, held to them), with every lexeme weighted by the
+house's idf (``lexical.idf.shared``: one BM25 scale across the indexes), and merges:
+documents holding every word first, then the fill, each part by score (a page with no words:
+newest first). The per-thread cap is per repository's thread; each hit names its
+repository. A fused page (``fused.py``) merges its legs the same way; the semantic leg's
+similarity is one scale already.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from relore.serve import page_hits, ranked, ranking
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 
 async def prepare_each(cur, request: SearchRequest) -> list[ranked.Prepared]:
     """The request resolved in each repository of its scope (one round trip), each index
-    made fresh, with the weights that put every repository's scores on one scale."""
+    made fresh (``units`` groups them into what is walked)."""
     await cur.execute(
         ranking.RESOLVE_EACH,
         {
@@ -37,16 +39,50 @@ async def prepare_each(cur, request: SearchRequest) -> list[ranked.Prepared]:
     )
     resolved = {row["scope_repo_id"]: row for row in await cur.fetchall()}
     indexes = store.for_connection(cur.connection)
-    prepared = [
+    return [
         await ranked.prepared_from(cur, request, repo_id, resolved[repo_id], indexes)
         for repo_id in request.repo_ids
     ]
+
+
+def units(prepared: list[ranked.Prepared]) -> list[ranked.Prepared]:
+    """What a search across ``prepared`` walks: each own index, and the shared index's
+    members in scope as one (held to them: ``lexical.shared.View``) when their filters
+    resolved alike (a path's aliases are a repository's own: else each member is walked on
+    its own), each with the weights that put every index's scores on one scale."""
+    walked: list[ranked.Prepared] = []
+    together: dict[object, list[ranked.Prepared]] = {}
+    for each in prepared:
+        reader = each.reader
+        if isinstance(reader, store.MemberReader) and each.searcher is not None:
+            together.setdefault((id(reader.shared), each.filters), []).append(each)
+        else:
+            walked.append(each)
+    for group in together.values():
+        if len(group) == 1:
+            walked.append(group[0])
+            continue
+        reader = store.MemberReader(group[0].reader.shared, tuple(p.repo_id for p in group))
+        searcher = reader.searcher()
+        if searcher is None:  # the shared index moved on under the request: one at a time
+            walked.extend(group)
+            continue
+        walked.append(
+            replace(
+                group[0],
+                repo_id=None,
+                searcher=searcher,
+                reader=reader,
+                state=tuple(p.state for p in group),
+                members=reader.repositories(),
+            )
+        )
     lexemes = prepared[0].lexemes if prepared else []
     for each, weights in zip(
-        prepared, idf.shared([p.searcher for p in prepared], lexemes), strict=True
+        walked, idf.shared([p.searcher for p in walked], lexemes), strict=True
     ):
         each.weights = weights
-    return prepared
+    return walked
 
 
 def thread_weights(prepared: list[ranked.Prepared]) -> None:
@@ -107,14 +143,17 @@ async def run(cur, request: SearchRequest) -> ranked.Ranked:
     merged (every word first, then the fill, each by score; a page with no words: newest
     first, read by ``ranked.rank_many``), and only the page's documents read back."""
     prepared = await prepare_each(cur, request)
-    live = [p for p in prepared if answers(p)]
     normalized = _normalized(prepared) or ranked.normalized_filters(
         request, dict.fromkeys(ranked.RESOLVED)
     )
+    if not request.terms:
+        live = [p for p in prepared if p.searcher is not None]
+        if not live:
+            return ranked.Ranked([], False, normalized, 0, 0)
+        return _newest_first(request, normalized, await ranked.rank_many(cur, live))
+    live = [p for p in units(prepared) if answers(p)]
     if not live:
         return ranked.Ranked([], False, normalized, 0, 0)
-    if not request.terms:
-        return _newest_first(request, normalized, await ranked.rank_many(cur, live))
     # the page as ranked at every repository's marks (a build anywhere in scope retires it)
     results = store.for_connection(cur.connection).results
     key = ("across", request, tuple((p.repo_id, p.state) for p in prepared))
@@ -140,7 +179,7 @@ async def _merged(cur, request, normalized: dict, live: list[ranked.Prepared]) -
     )
     merged = chosen
     rows = await page_hits.page_rows(
-        cur, [e[4].repo_id for e in merged], [e[3] for e in merged], live[0].lexemes
+        cur, [e[4].key(e[3].thread)[0] for e in merged], [e[3] for e in merged], live[0].lexemes
     )
     shown = [
         {**rows[e[3].document_id], "score": e[3].score}

@@ -21,7 +21,7 @@ import math
 from dataclasses import replace
 
 from relore.serve import across, page_hits
-from relore.serve.lexical import query, schema
+from relore.serve.lexical import query, schema, shared
 from relore.serve.semantic import fusion, nearest
 
 # documents a thread is read with on the words' leg: a second one says the page passed over
@@ -56,7 +56,7 @@ def _whole_threads(prepared, share: float) -> list[fusion.Ranked]:
     least = max(1, math.ceil(len(prepared.lexemes) * share))
     asked = query.thread_query(prepared.lexemes, least, filters, prepared.thread_weights)
     found = query.whole_threads(prepared.threads, asked, fusion.DEPTH)
-    return [fusion.Ranked((prepared.repo_id, thread), "", score) for thread, score in found]
+    return [fusion.Ranked(prepared.key(thread), "", score) for thread, score in found]
 
 
 def _strict_count(prepared) -> int:
@@ -72,14 +72,14 @@ def _least(prepared, weights: fusion.Weights) -> int:
     return max(1, math.ceil(len(prepared.lexemes) * weights.words_share))
 
 
-def _ranked(repo_id: int, walk: query.ThreadWalk | None, second: float) -> list[fusion.Ranked]:
+def _ranked(prepared, walk: query.ThreadWalk | None, second: float) -> list[fusion.Ranked]:
     """A words' leg in order: a thread by its best document's score plus ``second`` of its
     next one's; shown by its best document."""
     if walk is None:
         return []
     ranked = [
         fusion.Ranked(
-            (repo_id, t.thread),
+            prepared.key(t.thread),
             "",  # read for the page's threads only (_documents)
             t.scores[0] + (second * t.scores[1] if len(t.scores) > 1 else 0.0),
         )
@@ -119,12 +119,14 @@ def _legs_of(each, asked: tuple) -> tuple:
 
 
 async def _walks(prepared: list, asked: tuple) -> tuple[list, list[tuple]]:
-    """Each repository's walks, side by side in worker threads: one repository's four legs
-    at once; several repositories' in runs, a run per worker thread. Returns the
-    repositories walked and their walks."""
+    """Each index's walks, side by side in worker threads: one repository's four legs at
+    once; several indexes' (``across.units``) in runs, a run per worker thread. Returns what
+    was walked and its walks."""
     share, files, thread_share = asked
-    if len(prepared) > 1 and thread_share is not None:  # one idf over every repository's
-        across.thread_weights(prepared)  # threads
+    if len(prepared) > 1:
+        prepared = across.units(prepared)
+    if thread_share is not None and (len(prepared) > 1 or shared.partial(prepared[0].threads)):
+        across.thread_weights(prepared)  # one idf over every index's threads (a member's own)
     if len(prepared) == 1:
         each = prepared[0]
         named = each.named_files if files and each.named_files else None
@@ -182,11 +184,13 @@ async def page(cur, request, prepared: list) -> dict:
     shape = fusion.shape(request.text, named)
     found, weights, walking, walked = await _legs(cur, request, prepared, shape, bool(named))
     files = _walked_by(weights, bool(named))[1]
-    words = {p.repo_id: w[0] for p, w in zip(walking, walked, strict=True)}
-    by_file = {p.repo_id: w[1] for p, w in zip(walking, walked, strict=True)}
+    # each walked index's legs, keyed by its place in ``walking``
+    words = {i: w[0] for i, w in enumerate(walked)}
+    by_file = {i: w[1] for i, w in enumerate(walked)}
+    second = weights.words_second
     legs = {
-        "words": _merged([_ranked(r, w, weights.words_second) for r, w in words.items()]),
-        "file": _merged([_ranked(r, w, weights.words_second) for r, w in by_file.items()]),
+        "words": _merged([_ranked(walking[i], w, second) for i, w in words.items()]),
+        "file": _merged([_ranked(walking[i], w, second) for i, w in by_file.items()]),
         "thread": _merged([w[3] for w in walked]),
     }
     strict_total = sum(w[2] for w in walked)
@@ -201,7 +205,7 @@ async def page(cur, request, prepared: list) -> dict:
         ]
     order = fusion.fuse(legs, weights)[: request.limit]
     walks = {"words": words, "file": by_file}
-    shown = await asyncio.to_thread(_documents, order, legs, by_repo, walks)
+    shown = await asyncio.to_thread(_documents, order, legs, by_repo, walking, walks)
     rows = await _rows(cur, shown, by_repo)
     near_of = {(n.repo_id, n.thread_number): n for n in near}
     worded = {e.thread for name in ("words", "file", "thread") for e in legs[name]}
@@ -274,7 +278,7 @@ async def _rows(cur, shown: dict, by_repo: dict) -> dict[str, dict]:
     return await page_hits.page_rows(cur, repo_ids, hits, lexemes)
 
 
-def _documents(order, legs, by_repo, walks) -> dict[tuple, tuple[str, float]]:
+def _documents(order, legs, by_repo, walking, walks) -> dict[tuple, tuple[str, float]]:
     """The document each page thread is shown by, with its leg's score: its best worded
     document (the words' leg, then the file's; its id read from the index here, for the
     page's threads only; for a thread only the threads' leg ranked, its document the words
@@ -284,8 +288,8 @@ def _documents(order, legs, by_repo, walks) -> dict[tuple, tuple[str, float]]:
     any_word: dict[int, object] = {}
     for name in ("words", "file", "thread", "meaning"):
         best = {
-            (repo_id, t.thread): t.best
-            for repo_id, walk in walks.get(name, {}).items()
+            walking[i].key(t.thread): (walking[i].searcher, t.best)
+            for i, walk in walks.get(name, {}).items()
             if walk
             for t in walk.threads
         }
@@ -294,9 +298,9 @@ def _documents(order, legs, by_repo, walks) -> dict[tuple, tuple[str, float]]:
                 continue
             repo_id, thread = entry.thread
             prepared = by_repo[repo_id]
-            address = best.get(entry.thread)
-            if address is not None:
-                document = query.document_id(prepared.searcher, address)
+            found = best.get(entry.thread)
+            if found is not None:
+                document = query.document_id(*found)
             elif name == "thread":
                 if repo_id not in any_word:
                     any_word[repo_id] = query.build(

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NamedTuple
 
 from relore.serve import page_hits, ranking
-from relore.serve.lexical import generations, query, store
+from relore.serve.lexical import generations, idf, query, schema, store
 
 if TYPE_CHECKING:
     from relore.serve.search import SearchRequest
@@ -131,6 +131,15 @@ class Prepared:
     # this repository alone), for the documents and for the threads index
     weights: dict[str, float] | None = None
     thread_weights: dict[str, float] | None = None
+    # several repositories walked as one (members of the shared index, ``across.units``):
+    # each member's slot -> its repository; None: ``repo_id``'s alone
+    members: dict[int, int] | None = None
+
+    def key(self, thread: int) -> tuple[int, int]:
+        """(repository, thread number) of a thread as this request's index gives it back."""
+        if self.members is None:
+            return (self.repo_id, thread)
+        return (self.members[thread >> schema.SLOT_SHIFT], thread & schema.NUMBER_MASK)
 
     @property
     def threads(self):
@@ -173,7 +182,11 @@ async def prepared_from(
     state = (resolved["database_oid"], generations.Marks.of(resolved))
     filters = _filters(request, normalized)
     named = tuple(resolved["named_files"] or ())
-    return Prepared(request, repo_id, lexemes, filters, normalized, searcher, state, named, reader)
+    prepared = Prepared(
+        request, repo_id, lexemes, filters, normalized, searcher, state, named, reader
+    )
+    prepared.weights = idf.own(searcher, lexemes)  # a member of the shared index: its own idf
+    return prepared
 
 
 def walk(prepared: Prepared, read_ids: bool = True) -> Walked:

@@ -20,9 +20,12 @@ from psycopg.rows import dict_row
 
 from relore.serve.lexical import schema, source
 from relore.serve.lexical.generations import (
+    SHARED,
     Current,
     Lock,
     Marks,
+    Member,
+    SharedCurrent,
     open_index,
     open_threads,
     remove_old_generations,
@@ -46,13 +49,20 @@ class Writers:
             open_threads(generation).writer(heap_size=WRITER_HEAP // 2, num_threads=1),
         )
 
-    def delete_threads(self, threads: list[int]) -> None:
-        for start_at in range(0, len(threads), 10_000):
-            chunk = threads[start_at : start_at + 10_000]
+    def delete_threads(self, threads: list[int], slot: int = 0) -> None:
+        keys = [schema.thread_key(slot, t) for t in threads]
+        for start_at in range(0, len(keys), 10_000):
+            chunk = keys[start_at : start_at + 10_000]
             for writer in (self.documents, self.threads):
                 writer.delete_documents_by_query(
                     tantivy.Query.term_set_query(schema.SCHEMA, schema.THREAD, chunk)
                 )
+
+    def delete_member(self, slot: int) -> None:
+        """Every document of the shared index's member at ``slot``."""
+        member = tantivy.Query.term_query(schema.SCHEMA, schema.MEMBER, slot)
+        for writer in (self.documents, self.threads):
+            writer.delete_documents_by_query(member)
 
     def commit(self) -> None:
         for writer in (self.documents, self.threads):
@@ -86,10 +96,12 @@ def _signals(conn, repo_id: int, threads: list[int]) -> dict[int, dict[str, set[
     return found
 
 
-def _add_rows(conn, writers: Writers, repo_id: int, threads: list[int] | None, progress) -> int:
+def _add_rows(
+    conn, writers: Writers, repo_id: int, threads: list[int] | None, progress, slot: int = 0
+) -> int:
     """Every live document of ``threads`` (None: of every thread), and each thread as one
     document of the threads index, read a slice of threads at a time so only one slice's
-    signals and words are held in memory."""
+    signals and words are held in memory; ``slot``: the repository's in the shared index."""
     if threads is None:
         found = conn.execute(source.ALL_THREADS, {"repo_id": repo_id}).fetchone()
         threads = found["threads"]
@@ -104,7 +116,7 @@ def _add_rows(conn, writers: Writers, repo_id: int, threads: list[int] | None, p
             while rows := cur.fetchmany(BATCH):
                 for row in rows:
                     thread = row["thread_number"]
-                    writers.documents.add_document(schema.document(row, signals.get(thread)))
+                    writers.documents.add_document(schema.document(row, signals.get(thread), slot))
                     said = row["thread_lexemes"] or row["lexemes"]
                     if row["trust_tier"] in schema.THREAD_TIERS and said:
                         words.setdefault(thread, []).append(said)
@@ -114,9 +126,15 @@ def _add_rows(conn, writers: Writers, repo_id: int, threads: list[int] | None, p
                     progress(written)
         for thread, held in words.items():
             writers.threads.add_document(
-                schema.thread_document(thread, held, states[thread], signals.get(thread))
+                schema.thread_document(thread, held, states[thread], signals.get(thread), slot)
             )
     return written
+
+
+def _changed(meta, repo_id: int, marks: Marks) -> list[int]:
+    """The threads of ``repo_id`` written since ``marks``."""
+    since = {"repo_id": repo_id, **{k: v or "-infinity" for k, v in marks.as_dict().items()}}
+    return meta.execute(source.CHANGED_THREADS, since).fetchone()["threads"]
 
 
 def refresh(
@@ -141,11 +159,7 @@ def refresh(
             if current.marks == marks:
                 conn.rollback()
                 return Refreshed(repo_id, "unchanged", 0, 0, 0.0, current.generation)
-            since = {
-                "repo_id": repo_id,
-                **{k: v or "-infinity" for k, v in current.marks.as_dict().items()},
-            }
-            threads = meta.execute(source.CHANGED_THREADS, since).fetchone()["threads"]
+            threads = _changed(meta, repo_id, current.marks)
             writers = Writers.of(repo_dir / f"g{current.generation}")
             writers.delete_threads(threads)
             written = _add_rows(conn, writers, repo_id, threads, progress)
@@ -173,3 +187,89 @@ def refresh(
         Current(generation, oid, marks, now, now).write(repo_dir)
         remove_old_generations(repo_dir, generation)
         return Refreshed(repo_id, "built", -1, written, time.perf_counter() - start, generation)
+
+
+def refresh_shared(
+    conninfo: str,
+    root: Path,
+    repo_ids: list[int],
+    limit: int,
+    *,
+    full: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[int, Refreshed | None]:
+    """Bring each repository of ``repo_ids`` that belongs in the shared index (``root`` is
+    the database's directory) up to the marts, in one commit: a member's threads written
+    since its marks re-read (``full``: all of them); a repository never indexed joins when
+    it has at most ``limit`` live documents. None for a repository that has an index of its
+    own, or is given one now (its directory made, under this lock, so every process places
+    it alike): ``refresh`` builds it. ``progress(repo_id, documents)``."""
+    shared_dir = root / SHARED
+    done: dict[int, Refreshed | None] = {}
+    with Lock(shared_dir), psycopg.connect(conninfo, row_factory=dict_row) as conn:
+        conn.execute("begin isolation level repeatable read read only")
+        meta = conn.cursor()
+        oid = meta.execute(source.DATABASE_OID).fetchone()["database_oid"]
+        current = SharedCurrent.read(shared_dir)
+        if current is None or current.database_oid != oid:  # a new generation, no member yet
+            generation = (current.generation + 1) if current else 1
+            shutil.rmtree(shared_dir / f"g{generation}", ignore_errors=True)
+            (shared_dir / f"g{generation}").mkdir(parents=True)
+            now = time.time()
+            current = SharedCurrent(generation, oid, {}, now, now)
+        members = dict(current.members)
+        writers = None
+        for repo_id in repo_ids:
+            start = time.perf_counter()
+            member = members.get(repo_id)
+            if member is None:
+                own = root / str(repo_id)
+                if own.exists() or _documents(meta, repo_id, limit) > limit:
+                    own.mkdir(parents=True, exist_ok=True)
+                    done[repo_id] = None
+                    continue
+            found = meta.execute(source.MARKS, {"repo_id": repo_id}).fetchone()
+            marks = Marks.of(found)
+            if member is not None and member.marks == marks and not full:
+                done[repo_id] = Refreshed(repo_id, "unchanged", 0, 0, 0.0, current.generation)
+                continue
+            writers = writers or Writers.of(shared_dir / f"g{current.generation}")
+            slot = member.slot if member else max((m.slot for m in members.values()), default=0) + 1
+            if member is None or full:
+                writers.delete_member(slot)
+                threads, action = None, "built"
+            else:
+                threads, action = _changed(meta, repo_id, member.marks), "refreshed"
+                writers.delete_threads(threads, slot)
+            written = _add_rows(
+                conn,
+                writers,
+                repo_id,
+                threads,
+                (lambda n, r=repo_id: progress(r, n)) if progress else None,
+                slot,
+            )
+            members[repo_id] = Member(slot, marks)
+            done[repo_id] = Refreshed(
+                repo_id,
+                action,
+                -1 if threads is None else len(threads),
+                written,
+                time.perf_counter() - start,
+                current.generation,
+            )
+        if writers is not None:
+            writers.commit()
+        conn.rollback()
+        if writers is not None or not (shared_dir / "current.json").exists():
+            now = time.time()
+            SharedCurrent(current.generation, oid, members, current.built_at, now).write(shared_dir)
+            remove_old_generations(shared_dir, current.generation)
+    return done
+
+
+def _documents(meta, repo_id: int, limit: int) -> int:
+    """The repository's live documents, counted up to ``limit`` + 1 (enough to decide)."""
+    return meta.execute(source.LIVE_DOCUMENTS, {"repo_id": repo_id, "limit": limit + 1}).fetchone()[
+        "documents"
+    ]

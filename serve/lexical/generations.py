@@ -7,6 +7,15 @@ Layout, under the index root (``$RELORE_INDEX_DIR``, default ``$RELORE_HOME/sear
     <database key>/<repo_id>/g<generation>/ tantivy's files: one document per live document
     <database key>/<repo_id>/g<generation>/threads/  one document per thread (its own words)
     <database key>/<repo_id>/.lock          one writer at a time, across processes
+    <database key>/shared/current.json      the shared index: {"layout", "database_oid",
+                                            "generation", "members": {repo_id: {"slot",
+                                            "marks"}}}, its generations and lock as above
+
+Small repositories (at most ``shared_limit`` live documents when first indexed) are members
+of the shared index instead of having one each: a search across a hundred of them walks one
+index, not a hundred (``shared.py``; benchmarks/results/across-repositories.md). A
+repository's place is decided once, when its index is first built, and kept: its own
+directory, or its entry in ``members``.
 
 A full build writes a new generation directory and then replaces ``current.json`` (an atomic
 rename), so a reader sees the old index or the new one, never half of one (``build.py``
@@ -117,6 +126,79 @@ def open_threads(generation: Path) -> tantivy.Index:
     """A generation's threads index (built and refreshed beside its documents)."""
     (generation / THREADS).mkdir(exist_ok=True)
     return open_index(generation / THREADS)
+
+
+SHARED = "shared"
+# the most live documents a repository has, when first indexed, to be a member of the shared
+# index (RELORE_SHARED_INDEX_DOCUMENTS; 0: every repository has its own)
+SHARED_LIMIT = 50_000
+
+
+def shared_limit(env=None) -> int:
+    env = os.environ if env is None else env
+    raw = env.get("RELORE_SHARED_INDEX_DOCUMENTS", "").strip()
+    if not raw:
+        return SHARED_LIMIT
+    try:
+        limit = int(raw)
+    except ValueError:
+        limit = -1
+    if limit < 0:
+        raise ValueError(
+            f"RELORE_SHARED_INDEX_DOCUMENTS={raw!r}: a count of documents (0 turns sharing off)"
+        )
+    return limit
+
+
+@dataclass(frozen=True)
+class Member:
+    slot: int
+    marks: Marks
+
+
+@dataclass(frozen=True)
+class SharedCurrent:
+    """What the shared index's ``current.json`` says: its generation, and each member's slot
+    and the marks its documents were written to."""
+
+    generation: int
+    database_oid: int
+    members: dict[int, Member]
+    built_at: float
+    refreshed_at: float
+
+    @classmethod
+    def read(cls, shared_dir: Path) -> SharedCurrent | None:
+        try:
+            data = json.loads((shared_dir / "current.json").read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+        if data.get("layout") != schema.LAYOUT:
+            return None
+        members = {
+            int(repo_id): Member(m["slot"], Marks.from_dict(m["marks"]))
+            for repo_id, m in data["members"].items()
+        }
+        return cls(
+            data["generation"], data["database_oid"], members, data["built_at"],
+            data["refreshed_at"],
+        )  # fmt: skip
+
+    def write(self, shared_dir: Path) -> None:
+        data = {
+            "layout": schema.LAYOUT,
+            "generation": self.generation,
+            "database_oid": self.database_oid,
+            "members": {
+                str(repo_id): {"slot": m.slot, "marks": m.marks.as_dict()}
+                for repo_id, m in sorted(self.members.items())
+            },
+            "built_at": self.built_at,
+            "refreshed_at": self.refreshed_at,
+        }
+        temporary = shared_dir / f"current.json.{os.getpid()}.{threading.get_ident()}"
+        temporary.write_text(json.dumps(data))
+        os.replace(temporary, shared_dir / "current.json")
 
 
 class Lock:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 from relore.serve.lexical import schema
+from relore.serve.lexical.shared import held_doc_freq, held_docs, partial
 
 
 def idf(doc_freq: int, docs: int) -> float:
@@ -28,11 +29,16 @@ def idf(doc_freq: int, docs: int) -> float:
 
 def shared(searchers: list, lexemes: list[str], field: str = schema.TEXT) -> list[dict | None]:
     """For each searcher (None: a repository with nothing to read), each lexeme's weight:
-    the idf over every searcher's documents divided by the idf over its own. A lexeme no
-    document of a repository holds has no weight there (it never scores)."""
+    the idf over every searcher's documents divided by the idf its scorer uses (its own
+    index's; a view of some of the shared index's members: the shared index's, while the
+    house counts only the members'). A lexeme no document of a searcher holds has no weight
+    there (it never scores). One searcher alone: its documents' own idf."""
     held = [s for s in searchers if s is not None]
-    docs = sum(s.num_docs for s in held)
-    own = [{x: s.doc_freq(field, x) for x in lexemes} if s is not None else None for s in searchers]
+    docs = sum(held_docs(s) for s in held)
+    own = [
+        {x: held_doc_freq(s, field, x) for x in lexemes} if s is not None else None
+        for s in searchers
+    ]
     house = {x: sum(o[x] for o in own if o is not None) for x in lexemes}
     weights: list[dict | None] = []
     for searcher, freqs in zip(searchers, own, strict=True):
@@ -40,6 +46,16 @@ def shared(searchers: list, lexemes: list[str], field: str = schema.TEXT) -> lis
             weights.append(None)
             continue
         weights.append(
-            {x: idf(house[x], docs) / idf(n, searcher.num_docs) for x, n in freqs.items() if n > 0}
+            {
+                x: idf(house[x], docs) / idf(searcher.doc_freq(field, x), searcher.num_docs)
+                for x, n in freqs.items()
+                if n > 0
+            }
         )
     return weights
+
+
+def own(searcher, lexemes: list[str], field: str = schema.TEXT) -> dict | None:
+    """The weights that score a view of one member of the shared index by its own idf, as
+    its own index would (None: a searcher whose idf is its documents' already)."""
+    return shared([searcher], lexemes, field)[0] if partial(searcher) else None

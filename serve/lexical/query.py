@@ -14,7 +14,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from relore.contract.limits import TRUST_TIERS as TIERS
-from relore.serve.lexical import schema
+from relore.serve.lexical import schema, shared
 
 # How many ranked documents one walk step reads: a page of 10 at 3 per thread never needs
 # more than a few steps, and a step costs one top-k search.
@@ -346,6 +346,7 @@ def whole_threads(searcher: tantivy.Searcher, query: Query, depth: int) -> list[
 
 def best_in_thread(searcher: tantivy.Searcher, query: Query, thread: int) -> str | None:
     """The id of the document of ``thread`` that ``query`` ranks first (None: none matches)."""
-    within = Query.const_score_query(Query.term_query(schema.SCHEMA, schema.THREAD, thread), 0.0)
+    value = shared.thread_value(searcher, thread)
+    within = Query.const_score_query(Query.term_query(schema.SCHEMA, schema.THREAD, value), 0.0)
     hits = searcher.search(Query.boolean_query([(Occur.Must, query), (Occur.Must, within)]), 1).hits
     return document_id(searcher, hits[0][1]) if hits else None

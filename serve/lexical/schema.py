@@ -27,7 +27,8 @@ THREAD_FIELD_WEIGHTS = {**FIELD_WEIGHTS, "A": 1}
 TOKENIZER = "lexemes"
 # The generation of this layout: an index written by another is rebuilt, never read.
 # 4: each document carries its thread's kind (precedent walks pull requests' words only).
-LAYOUT = 4
+# 5: the shared index of small repositories (each document its member's slot, its thread a key).
+LAYOUT = 5
 
 TEXT = "text"
 DOCUMENT = "document_id"
@@ -38,6 +39,9 @@ AUTHOR = "author"
 STATE = "state"
 # the thread's kind as marts.threads has it: 'issue' or 'pr'
 KIND = "kind"
+# in the shared index, which member repository a document is of (its slot, from 1); a
+# repository's own index leaves it out
+MEMBER = "member"
 # the thread's signals: every tail of each path, each path as stored, error lines in their
 # normal form, test ids and names, every tail of each symbol
 FILE = "file"
@@ -61,12 +65,26 @@ def build_schema() -> tantivy.Schema:
     builder.add_text_field(AUTHOR, tokenizer_name="raw", index_option="basic")
     builder.add_text_field(STATE, tokenizer_name="raw", index_option="basic")
     builder.add_text_field(KIND, tokenizer_name="raw", index_option="basic")
+    builder.add_unsigned_field(MEMBER, indexed=True)
     for name in SIGNAL_FIELDS:
         builder.add_text_field(name, tokenizer_name="raw", index_option="basic")
     return builder.build()
 
 
 SCHEMA = build_schema()
+
+
+# A thread's value in the THREAD field: its number in a repository's own index; in the shared
+# index, its member's slot above SLOT_SHIFT bits and its number below, so two members' thread
+# 1 stay two threads in every walk (the per-thread cap, a thread ranking) without a second
+# field read. GitHub's numbers are far below 2**40.
+SLOT_SHIFT = 40
+NUMBER_MASK = (1 << SLOT_SHIFT) - 1
+
+
+def thread_key(slot: int, number: int) -> int:
+    """The THREAD value of thread ``number`` of the member at ``slot`` (0: its own index)."""
+    return (slot << SLOT_SHIFT) | number
 
 
 def analyzer() -> tantivy.TextAnalyzer:
@@ -97,12 +115,17 @@ def signal_terms(kind: str, value: str) -> list[tuple[str, str]]:
     return [(ERROR if kind == "error" else TEST, value)]
 
 
-def document(row: dict, signals: dict[str, set[str]] | None = None) -> tantivy.Document:
-    """One live document; ``signals``: its thread's (field -> terms), from signal_terms."""
+def document(
+    row: dict, signals: dict[str, set[str]] | None = None, slot: int = 0
+) -> tantivy.Document:
+    """One live document; ``signals``: its thread's (field -> terms), from signal_terms;
+    ``slot``: its member's in the shared index (0: a repository's own)."""
     doc = tantivy.Document()
     doc.add_text(TEXT, row["lexemes"] or "")
     doc.add_text(DOCUMENT, row["document_id"])
-    doc.add_unsigned(THREAD, int(row["thread_number"]))
+    doc.add_unsigned(THREAD, thread_key(slot, int(row["thread_number"])))
+    if slot:
+        doc.add_unsigned(MEMBER, slot)
     doc.add_integer(CREATED, int(row["created"]))
     doc.add_text(TIER, row["trust_tier"])
     if row["author"]:
@@ -126,14 +149,20 @@ THREAD_TIERS = ("authoritative", "reported")
 
 
 def thread_document(
-    thread: int, lexemes: list[str], states: list[str], signals: dict[str, set[str]] | None
+    thread: int,
+    lexemes: list[str],
+    states: list[str],
+    signals: dict[str, set[str]] | None,
+    slot: int = 0,
 ) -> tantivy.Document:
     """A whole thread as one document of the threads index: every one of its documents'
     weighted lexemes (THREAD_TIERS), its state terms and its signals, so BM25 ranks threads
     the way the textbook baseline does and a file or state is the same posting list."""
     doc = tantivy.Document()
     doc.add_text(TEXT, " ".join(lexemes))
-    doc.add_unsigned(THREAD, thread)
+    doc.add_unsigned(THREAD, thread_key(slot, thread))
+    if slot:
+        doc.add_unsigned(MEMBER, slot)
     for state in states:
         doc.add_text(STATE, state)
     _add_signals(doc, signals)

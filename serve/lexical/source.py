@@ -105,6 +105,19 @@ CHANGED_THREADS = (
     + "\n) as threads\n"
 )
 
+DATABASE_OID = (
+    "select oid::bigint as database_oid from pg_database where datname = current_database()"
+)
+
+# a repository's live documents, counted no further than %(limit)s (its place: own or shared)
+LIVE_DOCUMENTS = """
+select count(*) as documents from (
+    select 1 from marts.documents
+    where repo_id = %(repo_id)s and not is_deleted
+    limit %(limit)s
+) as held
+"""
+
 ALL_THREADS = """
 select array(select number from marts.threads where repo_id = %(repo_id)s order by number)
     as threads

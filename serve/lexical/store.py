@@ -1,5 +1,6 @@
-"""The indexes a process reads: one per repository, reloaded when a build or refresh moves
-``current.json``, refreshed first when the marts were written since its marks.
+"""The indexes a process reads: a repository's own, or its view of the shared index
+(``shared.py``), each reloaded when a build or refresh moves ``current.json`` and refreshed
+first when the marts were written since its marks.
 
 A reader whose reload fails (a segment merged away under it) keeps the searcher it has:
 every page comes from a complete index. Layout on disk: ``generations.py``; writing:
@@ -19,32 +20,37 @@ import tantivy
 from psycopg.rows import dict_row
 
 from relore.serve.errors import Unavailable
-from relore.serve.lexical import results, source
-from relore.serve.lexical.build import refresh
+from relore.serve.lexical import build, results, source
 from relore.serve.lexical.generations import (
+    SHARED,
     Current,
     Marks,
+    SharedCurrent,
     database_key,
     index_root,
     open_index,
     open_threads,
+    shared_limit,
 )
+from relore.serve.lexical.shared import View
 
 log = logging.getLogger("relore.index")
 
 
 class Reader:
-    """The open index of one repository in this process, reloaded when ``current.json``
-    moves; a reload that fails keeps the searcher it had."""
+    """The open index of one repository (or the shared index: ``kind`` SharedCurrent) in this
+    process, reloaded when ``current.json`` moves; a reload that fails keeps the searcher it
+    had."""
 
-    def __init__(self, repo_dir: Path):
+    def __init__(self, repo_dir: Path, kind=Current):
         self.repo_dir = repo_dir
+        self._kind = kind
         self._lock = threading.Lock()
         self._stamp: tuple | None = None
         self._index: tantivy.Index | None = None
         self._threads: tantivy.Index | None = None
         self._generation: int | None = None
-        self.current: Current | None = None
+        self.current = None  # a Current (SharedCurrent for the shared index)
 
     def _stat(self):
         try:
@@ -66,7 +72,7 @@ class Reader:
             return self._threads.searcher() if self._threads is not None else None
 
     def _reload(self, stamp) -> None:
-        current = Current.read(self.repo_dir)
+        current = self._kind.read(self.repo_dir)
         if current is None:
             return
         try:
@@ -85,6 +91,51 @@ class Reader:
         self._stamp = stamp
 
 
+class MemberReader:
+    """Members' reader of the shared index (one repository's, or several searched together):
+    its searchers are views held to them, and for one member its ``current`` is the shared
+    generation at the member's marks (None: not a member)."""
+
+    def __init__(self, shared: Reader, repo_ids: tuple[int, ...]):
+        self.shared = shared
+        self.repo_ids = repo_ids
+        self.repo_dir = shared.repo_dir
+
+    def _view(self, searcher) -> View | None:
+        current = self.shared.current
+        if searcher is None or current is None:
+            return None
+        slots = tuple(current.members[r].slot for r in self.repo_ids if r in current.members)
+        if len(slots) < len(self.repo_ids):
+            return None
+        return View(searcher, slots, every=len(slots) == len(current.members))
+
+    def searcher(self) -> View | None:
+        return self._view(self.shared.searcher())
+
+    def thread_searcher(self) -> View | None:
+        return self._view(self.shared.thread_searcher())
+
+    def repositories(self) -> dict[int, int]:
+        """Each member's slot -> its repository (of the generation last opened)."""
+        current = self.shared.current
+        return {current.members[r].slot: r for r in self.repo_ids} if current else {}
+
+    @property
+    def current(self) -> Current | None:
+        current = self.shared.current
+        member = current.members.get(self.repo_ids[0]) if current else None
+        if member is None or len(self.repo_ids) != 1:
+            return None
+        return Current(
+            current.generation,
+            current.database_oid,
+            member.marks,
+            current.built_at,
+            current.refreshed_at,
+        )
+
+
 class Indexes:
     """Every repository index of one database, for one process: ``fresh`` answers a reader
     that is up to the marts, refreshing first when a build wrote since its marks (one
@@ -97,11 +148,46 @@ class Indexes:
         self.results = results.Results(results.entries_from_env())
         self._readers: dict[int, Reader] = {}
         self._refreshing: dict[int, asyncio.Lock] = {}
+        self.shared = Reader(self.root / SHARED, SharedCurrent)
+        self.shared_limit = shared_limit()
 
-    def reader(self, repo_id: int) -> Reader:
-        if repo_id not in self._readers:
-            self._readers[repo_id] = Reader(self.root / str(repo_id))
-        return self._readers[repo_id]
+    def reader(self, repo_id: int) -> Reader | MemberReader:
+        """The repository's reader: of its own index, or of its place in the shared one (a
+        repository not indexed yet: where it will be, when sharing is on)."""
+        own = self.root / str(repo_id)
+        if repo_id in self._readers or own.exists() or not self.shared_limit:
+            if repo_id not in self._readers:
+                self._readers[repo_id] = Reader(own)
+            return self._readers[repo_id]
+        return MemberReader(self.shared, (repo_id,))
+
+    def refresh(self, repo_id: int, *, full: bool = False, progress=None) -> build.Refreshed:
+        """Bring the repository's index up to the marts now (blocking): its own, or its
+        place in the shared index (decided there, the first time)."""
+        return self.refresh_many([repo_id], full=full, progress=progress)[repo_id]
+
+    def refresh_many(
+        self, repo_ids: list[int], *, full: bool = False, progress=None
+    ) -> dict[int, build.Refreshed]:
+        """Each repository's index up to the marts (blocking): the shared index's members in
+        one commit, then each repository's own. ``progress(repo_id, documents)``."""
+        done: dict[int, build.Refreshed | None] = {}
+        sharing = [r for r in repo_ids if not (self.root / str(r)).exists()]
+        if sharing and self.shared_limit:
+            self.root.mkdir(parents=True, exist_ok=True)
+            done = build.refresh_shared(
+                self.conninfo, self.root, sharing, self.shared_limit, full=full, progress=progress
+            )
+        for repo_id in repo_ids:
+            if done.get(repo_id) is None:
+                done[repo_id] = build.refresh(
+                    self.conninfo,
+                    self.root / str(repo_id),
+                    repo_id,
+                    full=full,
+                    progress=(lambda n, r=repo_id: progress(r, n)) if progress else None,
+                )
+        return done
 
     async def _wanted(self, conn, repo_id: int) -> tuple[int, Marks]:
         async with conn.cursor(row_factory=dict_row) as cur:
@@ -118,16 +204,18 @@ class Indexes:
             return {"state": "not built", "path": str(reader.repo_dir)}
         wanted = await self._wanted(conn, repo_id)
         behind = (current.database_oid, current.marks) != wanted
+        shared = isinstance(searcher, View)
         return {
             "state": "behind" if behind else "current",
-            "documents": searcher.num_docs,
+            **({"shared": True} if shared else {}),
+            "documents": searcher.count_held() if shared else searcher.num_docs,
             "generation": current.generation,
             "built_at": _iso_time(current.built_at),
             "refreshed_at": _iso_time(current.refreshed_at),
             "path": str(reader.repo_dir),
         }
 
-    async def fresh(self, conn, repo_id: int, marks: dict | None = None) -> tantivy.Searcher:
+    async def fresh(self, conn, repo_id: int, marks: dict | None = None) -> tantivy.Searcher | View:
         """``marks``: the row of ``source.MARKS`` when the caller already read it."""
         reader = self.reader(repo_id)
         if marks is None:
@@ -143,10 +231,11 @@ class Indexes:
             return searcher
         lock = self._refreshing.setdefault(repo_id, asyncio.Lock())
         async with lock:
+            reader = self.reader(repo_id)
             searcher = reader.searcher()
             if searcher is None or not up_to_date(reader.current):
                 try:
-                    done = await asyncio.to_thread(refresh, self.conninfo, reader.repo_dir, repo_id)
+                    done = await asyncio.to_thread(self.refresh, repo_id)
                 except OSError as exc:  # an unwritable or full disk: say where, and the fix
                     raise Unavailable(
                         f"the search index cannot be written at {reader.repo_dir} ({exc}); "
@@ -156,6 +245,7 @@ class Indexes:
                     "index %s %s: %d threads, %d documents in %.2fs",
                     repo_id, done.action, done.threads, done.documents, done.seconds,
                 )  # fmt: skip
+                reader = self.reader(repo_id)
                 searcher = reader.searcher()
         if searcher is None:
             raise RuntimeError(f"the search index of repository {repo_id} could not be opened")

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import tantivy
 from tantivy import Occur, Query
 
-from relore.serve.lexical import query, schema
+from relore.serve.lexical import idf, query, schema
 
 DOCUMENTS = 300  # ranked documents read per state (merged, closed unmerged)
 EVIDENCE_THREADS = 500  # threads read per named path or symbol
@@ -88,7 +88,8 @@ def words(
     worker thread (the two states side by side: they write different threads)."""
     if not lexemes:
         return False
-    asked = query.build(searcher, lexemes, 1, query.Filters(tiers, state=state, kind="pr"))
+    filters = query.Filters(tiers, state=state, kind="pr")
+    asked = query.build(searcher, lexemes, 1, filters, idf.own(searcher, lexemes))
     if state == "closed":
         asked = _unmerged(asked)
     walk = query.ranked_threads(searcher, asked, DOCUMENTS, documents=DOCUMENTS)
@@ -103,7 +104,9 @@ def threads(searcher: tantivy.Searcher | None, lexemes: list[str], legs: Legs) -
     it ranks threads, not documents."""
     if searcher is None or not lexemes:
         return False
-    closed = query.thread_query(lexemes, 1, query.Filters(tiers=(), state="closed"))
+    closed = query.thread_query(
+        lexemes, 1, query.Filters(tiers=(), state="closed"), idf.own(searcher, lexemes)
+    )
     for thread, score in query.whole_threads(searcher, closed, DOCUMENTS):
         legs.threads[thread] = score
     return False

@@ -1,8 +1,12 @@
 """A search across repositories (#39): several named with ``repo``, an owner's with ``org``, or
 every one held when none is named, ranked together on one scale, each hit naming its
-repository and the page saying which repositories answered."""
+repository and the page saying which repositories answered; and the shared index the small
+repositories are members of."""
 
 from __future__ import annotations
+
+import io
+import json
 
 import psycopg
 import pytest
@@ -13,7 +17,10 @@ from fixtures.reads import search as _search
 
 from relore.contract import render
 from relore.extract.landing import RawObject, Repo, land
+from relore.operate import cli as operate_cli
+from relore.operate import database
 from relore.serve.errors import NotIndexed
+from relore.serve.lexical import generations, store
 from relore.serve.semantic import fusion
 
 APP = Repo(8841, "crossorg/app")
@@ -138,3 +145,124 @@ def test_an_owner_with_nothing_indexed_is_a_404_naming_what_is_held(indexed_worl
 def test_a_filter_only_page_across_repositories_is_newest_first(indexed_world):
     page = _search(indexed_world.url, error=ERROR, org="crossorg")
     assert _where(page) == [(LIB.full_name, 7)]
+
+
+# The shared index: the small repositories here are members of one index (both are far below
+# generations.SHARED_LIMIT), a search across them walks it once, and a search in one reads
+# as its own index would.
+
+QUERIES = [
+    {"q": "quasar lantern"},
+    {"q": ERROR},
+    {"q": "nightly build platform"},
+    {"q": "the quasar lantern of the frobnicator caches widgets per level"},
+    {"q": "", "error": ERROR},
+]
+SCOPES = [{"repo": APP.full_name}, {"repo": LIB.full_name}, {"org": "crossorg"}, {}]
+
+
+def _indexes(url: str) -> store.Indexes:
+    return store.for_connection_url(database.reader_url(url, env={}))
+
+
+# Thread 1 of the app and of the lib say the same words: one average length ties them in the
+# shared index, where each repository's own average parts them by a hair, either way.
+TWINS = {(APP.full_name, 1), (LIB.full_name, 1)}
+
+
+def _seen(page: dict) -> list[tuple]:
+    """The page's hits in order, the twins told apart by nothing but their place."""
+    return [
+        ("twin",)
+        if (h["repo"], h["number"]) in TWINS
+        else (h["repo"], h["number"], h["document_id"])
+        for h in page["hits"]
+    ]
+
+
+def test_the_small_repositories_are_members_of_one_shared_index(indexed_world):
+    _search(indexed_world.url, q="quasar", org="crossorg")  # builds what is missing
+    indexes = _indexes(indexed_world.url)
+    for repo in (APP, LIB):
+        reader = indexes.reader(repo.repo_id)
+        assert isinstance(reader, store.MemberReader), repo
+        assert reader.repo_dir == indexes.root / generations.SHARED
+    current = generations.SharedCurrent.read(indexes.root / generations.SHARED)
+    slots = {current.members[r.repo_id].slot for r in (APP, LIB)}
+    assert len(slots) == 2 and 0 not in slots
+
+
+def test_a_search_in_one_member_never_shows_another_members_documents(indexed_world, tier_off):
+    """Both repositories hold "quasar lantern" in their thread 1: asked of the lib alone,
+    only the lib's thread is there, and the count is the lib's."""
+    page = _search(indexed_world.url, q="quasar lantern", repo=LIB.full_name)
+    assert [(h["repo"], h["number"]) for h in page["hits"]] == [(LIB.full_name, 1)]
+    assert page["total"] == 1
+
+
+def test_pages_are_the_same_whether_small_repositories_share_an_index_or_not(
+    indexed_world, tier_off, monkeypatch, tmp_path
+):
+    """Every query in every scope, read from the shared index and then from indexes of
+    their own (sharing off, another index directory): the same threads, in the same order
+    (but for two twins), shown by the same documents."""
+    shared = {
+        (i, j): _seen(_search(indexed_world.url, **q, **scope))
+        for i, q in enumerate(QUERIES)
+        for j, scope in enumerate(SCOPES)
+    }
+    monkeypatch.setenv("RELORE_INDEX_DIR", str(tmp_path / "own"))
+    monkeypatch.setenv("RELORE_SHARED_INDEX_DOCUMENTS", "0")
+    own = {
+        (i, j): _seen(_search(indexed_world.url, **q, **scope))
+        for i, q in enumerate(QUERIES)
+        for j, scope in enumerate(SCOPES)
+    }
+    indexes = _indexes(indexed_world.url)
+    assert not isinstance(indexes.reader(LIB.repo_id), store.MemberReader)
+    assert not (indexes.root / generations.SHARED).exists()
+    assert any(shared.values())
+    assert shared == own
+
+
+def test_a_repository_past_the_limit_gets_an_index_of_its_own(indexed_world, monkeypatch, tmp_path):
+    """With room for 10 documents, the app (30 threads) is indexed on its own and the lib
+    (3) joins the shared index; ``relored index`` says which is where."""
+    monkeypatch.setenv("RELORE_INDEX_DIR", str(tmp_path / "limited"))
+    monkeypatch.setenv("RELORE_SHARED_INDEX_DOCUMENTS", "10")
+    env = {
+        "RELORE_DATABASE_URL": indexed_world.url,
+        "RELORE_INDEX_DIR": str(tmp_path / "limited"),
+        "RELORE_SHARED_INDEX_DOCUMENTS": "10",
+    }
+    out, err = io.StringIO(), io.StringIO()
+    assert operate_cli.main(["index", "--json"], env=env, out=out, err=err) == 0, err.getvalue()
+    where = {r["repo"]: r["index"] for r in json.loads(out.getvalue())["indexes"]}
+    assert where[APP.full_name] == "own" and where[LIB.full_name] == "shared"
+    page = _search(indexed_world.url, q=ERROR, org="crossorg")
+    assert _where(page)[0] == (LIB.full_name, 7)
+
+
+def test_refreshing_one_member_re_reads_its_threads_and_leaves_the_others(
+    world_copy, run_dbt, tmp_path
+):
+    """A new comment in the lib: the next search re-reads the lib's thread into the shared
+    index; the app's documents are untouched and still found."""
+    before = _search(world_copy, q="nightly build", repo=APP.full_name)
+    assert before["total"] > 0
+    indexes = _indexes(world_copy)
+    with (
+        psycopg.connect(world_copy, autocommit=True) as conn,
+        conn.transaction(),
+        conn.cursor() as cur,
+    ):
+        said = indexed.issue_comment(
+            LIB, 8, 88_001, "A wombat nibbled the release notes.", author=AUTHOR, at=T0 + 99
+        )
+        land(cur, LIB, "test", [said])
+    run_dbt(world_copy, tmp_path, "build")
+    page = _search(world_copy, q="wombat", org="crossorg")
+    assert [(h["repo"], h["number"]) for h in page["hits"]] == [(LIB.full_name, 8)]
+    assert indexes.reader(LIB.repo_id).current.marks != indexes.reader(APP.repo_id).current.marks
+    after = _search(world_copy, q="nightly build", repo=APP.full_name)
+    assert _seen(after) == _seen(before) and after["total"] == before["total"]

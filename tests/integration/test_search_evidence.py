@@ -13,6 +13,7 @@ import time
 
 import psycopg
 import pytest
+import tantivy
 from fixtures import corpus_payloads as gh
 from fixtures import indexed
 from fixtures import world as worlds
@@ -207,7 +208,8 @@ def test_relored_index_builds_then_finds_nothing_to_do_and_status_says_current(
         ).fetchone()[0]
     assert (built["action"], built["documents"]) == ("built", live)
     code, out, _ = _relored(["index", "--repo", REPO.full_name], env)
-    assert (code, out.strip()) == (0, f"{REPO.full_name}: up to date with the marts in 0.00 s")
+    said = f"{REPO.full_name}: up to date with the marts (shared index) in 0.00 s"
+    assert (code, out.strip()) == (0, said)
     code, _, err = _relored(["index", "--repo", "acme/nothing-here"], env)
     assert code == 1 and "acme/nothing-here is not indexed here" in err
 
@@ -258,8 +260,8 @@ def test_a_small_build_refreshes_only_its_threads_and_the_new_words_are_found(
     hits = indexes.results.hits
     assert _search(world_copy, q="quokka", repo=REPO.full_name)["hits"] == []
     assert indexes.results.hits == hits + 1  # the same request at the same marks: cached
-    before = generations.Current.read(indexes.reader(REPO.repo_id).repo_dir)
-    threads_before = indexes.reader(REPO.repo_id).thread_searcher().num_docs
+    before = _current(indexes)
+    threads_before = _threads_held(indexes)
     with (
         psycopg.connect(world_copy, autocommit=True) as conn,
         conn.transaction(),
@@ -274,7 +276,7 @@ def test_a_small_build_refreshes_only_its_threads_and_the_new_words_are_found(
     # of threads, the thread shown by the comment that names the file
     page = _search(world_copy, q="", file="quokka_io.py", repo=REPO.full_name)
     assert [h["document_id"] for h in page["hits"]] == ["issue_comment:720"]
-    after = generations.Current.read(indexes.reader(REPO.repo_id).repo_dir)
+    after = _current(indexes)
     # the same generation, refreshed in place: one thread re-read, not the repository
     assert after.generation == before.generation
     assert after.refreshed_at > before.refreshed_at and after.marks != before.marks
@@ -283,9 +285,24 @@ def test_a_small_build_refreshes_only_its_threads_and_the_new_words_are_found(
         1
     ]
     # the thread's whole text (the threads index) was re-read with it: replaced, not doubled
+    assert _threads_held(indexes) == threads_before
     threads = indexes.reader(REPO.repo_id).thread_searcher()
-    assert threads.num_docs == threads_before
-    assert threads.doc_freq(schema.TEXT, "quokka") == 1
+    quokka = tantivy.Query.term_query(schema.SCHEMA, schema.TEXT, "quokka")
+    assert threads.search(quokka, limit=1, count=True).count == 1
+
+
+def _current(indexes) -> generations.Current:
+    """What the repository's index was last built or refreshed to (its own, or its place in
+    the shared index)."""
+    reader = indexes.reader(REPO.repo_id)
+    reader.searcher()  # reads current.json
+    return reader.current
+
+
+def _threads_held(indexes) -> int:
+    """The repository's thread documents in its threads index."""
+    threads = indexes.reader(REPO.repo_id).thread_searcher()
+    return threads.search(tantivy.Query.all_query(), limit=1, count=True).count
 
 
 def test_a_thread_whose_signals_alone_moved_is_re_read(world_copy):

@@ -22,7 +22,7 @@ from fixtures.reads import search as _search
 
 from relore.extract.landing import RawObject, Repo, land
 from relore.operate import database
-from relore.serve.lexical import build, query, schema, store
+from relore.serve.lexical import query, schema, store
 
 REPO = Repo(4646, "acme/frequent")
 OWNER = gh.user("acme", 9200, "Organization")
@@ -144,8 +144,7 @@ def _index(url: str) -> store.Indexes:
 def test_an_index_rebuilt_from_scratch_gives_identical_pages(indexed_world):
     before = _pages(indexed_world.url)
     indexes = _index(indexed_world.url)
-    repo_dir = indexes.reader(REPO.repo_id).repo_dir
-    done = build.refresh(indexes.conninfo, repo_dir, REPO.repo_id, full=True)
+    done = indexes.refresh(REPO.repo_id, full=True)
     assert (done.action, done.documents) == ("built", ISSUES)
     assert _pages(indexed_world.url) == before
 
@@ -153,14 +152,16 @@ def test_an_index_rebuilt_from_scratch_gives_identical_pages(indexed_world):
 def test_a_refresh_during_reads_never_serves_an_error_or_half_an_index(indexed_world):
     _pages(indexed_world.url)  # built
     indexes = _index(indexed_world.url)
-    repo_dir = indexes.reader(REPO.repo_id).repo_dir
     wanted = query.Filters(tiers=("reported",))
     stop = threading.Event()
     seen: list = []
     failures: list = []
 
     def read():
-        reader = store.Reader(repo_dir)  # a reader of its own, as another process has
+        # readers of their own, as another process has
+        reader = store.Indexes(indexes.root.parent, indexes.root.name, indexes.conninfo).reader(
+            REPO.repo_id
+        )
         while not stop.is_set():
             try:
                 searcher = reader.searcher()
@@ -173,7 +174,7 @@ def test_a_refresh_during_reads_never_serves_an_error_or_half_an_index(indexed_w
         t.start()
     try:
         for _ in range(3):
-            build.refresh(indexes.conninfo, repo_dir, REPO.repo_id, full=True)
+            indexes.refresh(REPO.repo_id, full=True)
     finally:
         stop.set()
         for t in readers:
