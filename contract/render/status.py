@@ -132,8 +132,9 @@ def status_page(page: dict) -> str:
             lines.append(
                 "  search index: "
                 + {
-                    "current": f"current ({index.get('documents', 0):,} documents, refreshed "
-                    f"{index.get('refreshed_at')})",
+                    "current": f"current ({index.get('documents', 0):,} documents"
+                    + (", in the shared index" if index.get("shared") else "")
+                    + f", refreshed {index.get('refreshed_at')})",
                     "behind": "behind the marts (the next search refreshes it; or `relored index`)",
                 }.get(index["state"], "not built (the first search builds it; or `relored index`)")
             )
