@@ -168,10 +168,11 @@ async def prepare(cur, request: SearchRequest, repo_id: int) -> Prepared:
 
 
 async def prepared_from(
-    cur, request: SearchRequest, repo_id: int, resolved: dict, indexes=None
+    cur, request: SearchRequest, repo_id: int, resolved: dict, indexes=None, alone: bool = True
 ) -> Prepared:
     """A request resolved for one repository (``ranking.RESOLVE``'s row), its index made
-    fresh (``indexes``: the connection's, when the caller holds them already)."""
+    fresh (``indexes``: the connection's, when the caller holds them already). ``alone``
+    false: ranked with others (``across.units`` weighs it), so no weights of its own."""
     normalized = normalized_filters(request, resolved)
     lexemes = list(resolved["lexemes"])
     searcher = reader = None
@@ -185,7 +186,8 @@ async def prepared_from(
     prepared = Prepared(
         request, repo_id, lexemes, filters, normalized, searcher, state, named, reader
     )
-    prepared.weights = idf.own(searcher, lexemes)  # a member of the shared index: its own idf
+    if alone:  # a member of the shared index, scored by its own idf
+        prepared.weights = idf.own(searcher, lexemes)
     return prepared
 
 
