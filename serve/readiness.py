@@ -44,18 +44,17 @@ class Warming:
         self.task = asyncio.create_task(self._run(pool, indexes, repo_ids))
 
     async def _run(self, pool, indexes: store.Indexes, repo_ids: list[int]) -> None:
-        for repo_id in repo_ids:
-            try:
-                async with pool.connection() as conn:
-                    await indexes.fresh(conn, repo_id)
-            except errors.Unavailable as exc:  # an unwritable index directory: said as is
-                self.failure = exc.message
-                log.warning("index %s not built: %s", repo_id, exc.message)
-                return
-            except Exception as exc:  # a probe reports, it never crashes
-                self.failure = f"the search index could not be built ({type(exc).__name__})"
-                log.exception("index %s not built", repo_id)
-                return
+        # every repository at once: the shared index's members in one commit, not one each
+        try:
+            await indexes.refresh_each(repo_ids, indexes.root)
+        except errors.Unavailable as exc:  # an unwritable index directory: said as is
+            self.failure = exc.message
+            log.warning("indexes not built: %s", exc.message)
+            return
+        except Exception as exc:  # a probe reports, it never crashes
+            self.failure = f"the search index could not be built ({type(exc).__name__})"
+            log.exception("indexes not built")
+            return
         self.failure = None
 
 

@@ -147,7 +147,7 @@ class Indexes:
         # results already ranked, keyed on the marks they were read at (results.py)
         self.results = results.Results(results.entries_from_env())
         self._readers: dict[int, Reader] = {}
-        self._refreshing: dict[int, asyncio.Lock] = {}
+        self._refreshing: dict[int | str, asyncio.Lock] = {}
         self.shared = Reader(self.root / SHARED, SharedCurrent)
         self.shared_limit = shared_limit()
 
@@ -215,6 +215,38 @@ class Indexes:
             "path": str(reader.repo_dir),
         }
 
+    async def refresh_each(self, repo_ids: list[int], where: Path) -> None:
+        """``refresh_many`` in a worker thread; a disk that cannot be written is Unavailable."""
+        try:
+            done = await asyncio.to_thread(self.refresh_many, repo_ids)
+        except OSError as exc:  # an unwritable or full disk: say where, and the fix
+            raise Unavailable(
+                f"the search index cannot be written at {where} ({exc}); "
+                "point RELORE_INDEX_DIR at a writable directory"
+            ) from exc
+        for each in done.values():
+            log.info(
+                "index %s %s: %d threads, %d documents in %.2fs",
+                each.repo_id, each.action, each.threads, each.documents, each.seconds,
+            )  # fmt: skip
+
+    async def fresh_members(self, rows: dict[int, dict]) -> None:
+        """Before ``fresh`` on each of several repositories (``rows``: each one's
+        ``source.MARKS`` row): the shared index's members behind their marts, or not placed
+        yet, refreshed in one commit rather than one each."""
+        behind = []
+        for repo_id, row in rows.items():
+            reader = self.reader(repo_id)
+            if isinstance(reader, MemberReader):
+                reader.searcher()  # current.json read
+                current = reader.current
+                wanted = (row["database_oid"], Marks.of(row))
+                if current is None or (current.database_oid, current.marks) != wanted:
+                    behind.append(repo_id)
+        if len(behind) > 1:
+            async with self._refreshing.setdefault(SHARED, asyncio.Lock()):
+                await self.refresh_each(behind, self.shared.repo_dir)
+
     async def fresh(self, conn, repo_id: int, marks: dict | None = None) -> tantivy.Searcher | View:
         """``marks``: the row of ``source.MARKS`` when the caller already read it."""
         reader = self.reader(repo_id)
@@ -234,17 +266,7 @@ class Indexes:
             reader = self.reader(repo_id)
             searcher = reader.searcher()
             if searcher is None or not up_to_date(reader.current):
-                try:
-                    done = await asyncio.to_thread(self.refresh, repo_id)
-                except OSError as exc:  # an unwritable or full disk: say where, and the fix
-                    raise Unavailable(
-                        f"the search index cannot be written at {reader.repo_dir} ({exc}); "
-                        "point RELORE_INDEX_DIR at a writable directory"
-                    ) from exc
-                log.info(
-                    "index %s %s: %d threads, %d documents in %.2fs",
-                    repo_id, done.action, done.threads, done.documents, done.seconds,
-                )  # fmt: skip
+                await self.refresh_each([repo_id], reader.repo_dir)
                 reader = self.reader(repo_id)
                 searcher = reader.searcher()
         if searcher is None:
