@@ -151,11 +151,12 @@ def _check_encoder(env) -> None:
 
 def _serve(args, env) -> int:
     from relore.operate import database
-    from relore.serve.lexical import results
+    from relore.serve.lexical import generations, results
     from relore.serve.runner import run
 
     try:  # said before listening, not on the first search
         results.entries_from_env(env)
+        generations.shared_limit(env)
         _check_encoder(env)
     except ValueError as exc:
         print(f"relored: {exc}", file=sys.stderr)

@@ -24,6 +24,11 @@ PROGRESS_EVERY_S = 2.0
 def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json: bool) -> int:
     from relore.operate import database
 
+    try:
+        limit = generations.shared_limit(env)
+    except ValueError as exc:
+        print(f"relored: {exc}", file=err)
+        return ExitStatus.ERROR
     url = database.serving_reader_url(env)
     with psycopg.connect(url, autocommit=True) as conn:
         indexes = store.for_connection(conn, generations.index_root(env))
@@ -47,7 +52,7 @@ def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json:
             shown[0] = time.monotonic()
             print(f"{names[repo_id]}: {written:,} documents indexed…", file=err, flush=True)
 
-    done_each = indexes.refresh_many(list(names), full=full, progress=progress)
+    done_each = indexes.refresh_many(list(names), full=full, progress=progress, limit=limit)
     reports = []
     for repo_id, name in targets:
         done = done_each[repo_id]

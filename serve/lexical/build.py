@@ -201,9 +201,10 @@ def refresh_shared(
     """Bring each repository of ``repo_ids`` that belongs in the shared index (``root`` is
     the database's directory) up to the marts, in one commit: a member's threads written
     since its marks re-read (``full``: all of them); a repository never indexed joins when
-    it has at most ``limit`` live documents. None for a repository that has an index of its
-    own, or is given one now (its directory made, under this lock, so every process places
-    it alike): ``refresh`` builds it. ``progress(repo_id, documents)``."""
+    it has at most ``limit`` live documents (``full``: a member is placed again, and leaves
+    when it has grown past it). None for a repository that has an index of its own, or is
+    given one now (its directory made, under this lock, so every process places it alike):
+    ``refresh`` builds it. ``progress(repo_id, documents)``."""
     shared_dir = root / SHARED
     done: dict[int, Refreshed | None] = {}
     with Lock(shared_dir), psycopg.connect(conninfo, row_factory=dict_row) as conn:
@@ -222,12 +223,19 @@ def refresh_shared(
         for repo_id in repo_ids:
             start = time.perf_counter()
             member = members.get(repo_id)
-            if member is None:
-                own = root / str(repo_id)
-                if own.exists() or _documents(meta, repo_id, limit) > limit:
-                    own.mkdir(parents=True, exist_ok=True)
-                    done[repo_id] = None
-                    continue
+            own = root / str(repo_id)
+            # placed once; a full rebuild places a member again (one grown past the limit
+            # leaves for an index of its own)
+            if (member is None or full) and (
+                (member is None and own.exists()) or _documents(meta, repo_id, limit) > limit
+            ):
+                if member is not None:
+                    writers = writers or Writers.of(shared_dir / f"g{current.generation}")
+                    writers.delete_member(member.slot)
+                    del members[repo_id]
+                own.mkdir(parents=True, exist_ok=True)
+                done[repo_id] = None
+                continue
             found = meta.execute(source.MARKS, {"repo_id": repo_id}).fetchone()
             marks = Marks.of(found)
             if member is not None and member.marks == marks and not full:

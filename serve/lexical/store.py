@@ -167,16 +167,18 @@ class Indexes:
         return self.refresh_many([repo_id], full=full, progress=progress)[repo_id]
 
     def refresh_many(
-        self, repo_ids: list[int], *, full: bool = False, progress=None
+        self, repo_ids: list[int], *, full: bool = False, progress=None, limit: int | None = None
     ) -> dict[int, build.Refreshed]:
         """Each repository's index up to the marts (blocking): the shared index's members in
-        one commit, then each repository's own. ``progress(repo_id, documents)``."""
+        one commit, then each repository's own. ``progress(repo_id, documents)``; ``limit``:
+        the shared index's (``relored index`` reads its own environment's)."""
+        limit = self.shared_limit if limit is None else limit
         done: dict[int, build.Refreshed | None] = {}
         sharing = [r for r in repo_ids if not (self.root / str(r)).exists()]
-        if sharing and self.shared_limit:
+        if sharing and limit:
             self.root.mkdir(parents=True, exist_ok=True)
             done = build.refresh_shared(
-                self.conninfo, self.root, sharing, self.shared_limit, full=full, progress=progress
+                self.conninfo, self.root, sharing, limit, full=full, progress=progress
             )
         for repo_id in repo_ids:
             if done.get(repo_id) is None:

@@ -165,6 +165,11 @@ def _indexes(url: str) -> store.Indexes:
     return store.for_connection_url(database.reader_url(url, env={}))
 
 
+def _key(url: str) -> str:
+    """The index directory's name for the database at ``url``."""
+    return _indexes(url).root.name
+
+
 # Thread 1 of the app and of the lib say the same words: one average length ties them in the
 # shared index, where each repository's own average parts them by a hair, either way.
 TWINS = {(APP.full_name, 1), (LIB.full_name, 1)}
@@ -241,6 +246,20 @@ def test_a_repository_past_the_limit_gets_an_index_of_its_own(indexed_world, mon
     assert where[APP.full_name] == "own" and where[LIB.full_name] == "shared"
     page = _search(indexed_world.url, q=ERROR, org="crossorg")
     assert _where(page)[0] == (LIB.full_name, 7)
+    # the lib grown past a lower limit: kept where it is until a full rebuild places it again
+    env["RELORE_SHARED_INDEX_DOCUMENTS"] = "2"
+    out = io.StringIO()
+    assert operate_cli.main(["index", "--json", "--repo", LIB.full_name], env=env, out=out) == 0
+    assert json.loads(out.getvalue())["indexes"][0]["index"] == "shared"
+    out = io.StringIO()
+    argv = ["index", "--json", "--full", "--repo", LIB.full_name]
+    assert operate_cli.main(argv, env=env, out=out) == 0
+    (moved,) = json.loads(out.getvalue())["indexes"]
+    assert (moved["index"], moved["action"], moved["documents"]) == ("own", "built", 3)
+    current = generations.SharedCurrent.read(
+        tmp_path / "limited" / _key(indexed_world.url) / "shared"
+    )
+    assert LIB.repo_id not in current.members
 
 
 def test_refreshing_one_member_re_reads_its_threads_and_leaves_the_others(

@@ -3,9 +3,10 @@ memory: two members whose thread numbers and words collide."""
 
 from __future__ import annotations
 
+import pytest
 import tantivy
 
-from relore.serve.lexical import idf, query, schema
+from relore.serve.lexical import generations, idf, query, schema
 from relore.serve.lexical.shared import View, held_doc_freq, held_docs
 
 
@@ -75,3 +76,16 @@ def test_a_member_alone_is_scored_by_its_own_idf_not_the_shared_indexs():
     assert weights == {"cache": own} and own > 1.0
     # every member in view: its statistics are the shared index's, no weight needed
     assert idf.own(View(searcher, (1, 2), every=True), ["cache"]) is None
+
+
+@pytest.mark.parametrize("raw", ["-1", "lots", "1e3"])
+def test_a_shared_limit_that_is_not_a_count_is_refused_naming_the_variable(raw):
+    with pytest.raises(ValueError, match="RELORE_SHARED_INDEX_DOCUMENTS"):
+        generations.shared_limit({"RELORE_SHARED_INDEX_DOCUMENTS": raw})
+
+
+def test_a_shared_limit_of_zero_turns_sharing_off_and_blank_is_the_default():
+    assert generations.shared_limit({"RELORE_SHARED_INDEX_DOCUMENTS": "0"}) == 0
+    assert generations.shared_limit({"RELORE_SHARED_INDEX_DOCUMENTS": " "}) == (
+        generations.SHARED_LIMIT
+    )
