@@ -73,6 +73,22 @@ class Marks:
         return dict(zip(source.FOLLOWED, self.values, strict=True))
 
 
+def _read_current(directory: Path) -> dict | None:
+    """``current.json`` of an index directory (None: missing, unreadable, another layout)."""
+    try:
+        data = json.loads((directory / "current.json").read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    return data if data.get("layout") == schema.LAYOUT else None
+
+
+def _write_current(directory: Path, data: dict) -> None:
+    """``current.json`` replaced whole (a rename): a reader sees the old one or the new."""
+    temporary = directory / f"current.json.{os.getpid()}.{threading.get_ident()}"
+    temporary.write_text(json.dumps({"layout": schema.LAYOUT, **data}))
+    os.replace(temporary, directory / "current.json")
+
+
 @dataclass(frozen=True)
 class Current:
     """What ``current.json`` says: the generation readers open and what it was built to."""
@@ -85,11 +101,8 @@ class Current:
 
     @classmethod
     def read(cls, repo_dir: Path) -> Current | None:
-        try:
-            data = json.loads((repo_dir / "current.json").read_text())
-        except (FileNotFoundError, ValueError):
-            return None
-        if data.get("layout") != schema.LAYOUT:
+        data = _read_current(repo_dir)
+        if data is None:
             return None
         return cls(
             data["generation"],
@@ -100,17 +113,16 @@ class Current:
         )
 
     def write(self, repo_dir: Path) -> None:
-        data = {
-            "layout": schema.LAYOUT,
-            "generation": self.generation,
-            "database_oid": self.database_oid,
-            "marks": self.marks.as_dict(),
-            "built_at": self.built_at,
-            "refreshed_at": self.refreshed_at,
-        }
-        temporary = repo_dir / f"current.json.{os.getpid()}.{threading.get_ident()}"
-        temporary.write_text(json.dumps(data))
-        os.replace(temporary, repo_dir / "current.json")
+        _write_current(
+            repo_dir,
+            {
+                "generation": self.generation,
+                "database_oid": self.database_oid,
+                "marks": self.marks.as_dict(),
+                "built_at": self.built_at,
+                "refreshed_at": self.refreshed_at,
+            },
+        )
 
 
 def open_index(path: Path) -> tantivy.Index:
@@ -169,11 +181,8 @@ class SharedCurrent:
 
     @classmethod
     def read(cls, shared_dir: Path) -> SharedCurrent | None:
-        try:
-            data = json.loads((shared_dir / "current.json").read_text())
-        except (FileNotFoundError, ValueError):
-            return None
-        if data.get("layout") != schema.LAYOUT:
+        data = _read_current(shared_dir)
+        if data is None:
             return None
         members = {
             int(repo_id): Member(m["slot"], Marks.from_dict(m["marks"]))
@@ -185,20 +194,20 @@ class SharedCurrent:
         )  # fmt: skip
 
     def write(self, shared_dir: Path) -> None:
-        data = {
-            "layout": schema.LAYOUT,
-            "generation": self.generation,
-            "database_oid": self.database_oid,
-            "members": {
-                str(repo_id): {"slot": m.slot, "marks": m.marks.as_dict()}
-                for repo_id, m in sorted(self.members.items())
-            },
-            "built_at": self.built_at,
-            "refreshed_at": self.refreshed_at,
+        members = {
+            str(repo_id): {"slot": m.slot, "marks": m.marks.as_dict()}
+            for repo_id, m in sorted(self.members.items())
         }
-        temporary = shared_dir / f"current.json.{os.getpid()}.{threading.get_ident()}"
-        temporary.write_text(json.dumps(data))
-        os.replace(temporary, shared_dir / "current.json")
+        _write_current(
+            shared_dir,
+            {
+                "generation": self.generation,
+                "database_oid": self.database_oid,
+                "members": members,
+                "built_at": self.built_at,
+                "refreshed_at": self.refreshed_at,
+            },
+        )
 
 
 class Lock:
