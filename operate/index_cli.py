@@ -56,7 +56,6 @@ def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json:
     reports = []
     for repo_id, name in targets:
         done = done_each[repo_id]
-        reader = indexes.reader(repo_id)
         report = {
             "repo": name,
             "repo_id": repo_id,
@@ -65,8 +64,8 @@ def run(repo: str | None, full: bool, env, out: TextIO, err: TextIO, *, as_json:
             "threads": done.threads,
             "seconds": round(done.seconds, 2),
             "generation": done.generation,
-            "index": "shared" if isinstance(reader, store.MemberReader) else "own",
-            "path": str(reader.repo_dir),
+            "index": "shared" if done.shared else "own",
+            "path": str(indexes.root / (generations.SHARED if done.shared else str(repo_id))),
         }
         reports.append(report)
         if not as_json:

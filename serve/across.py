@@ -39,9 +39,11 @@ async def prepare_each(cur, request: SearchRequest) -> list[ranked.Prepared]:
     )
     resolved = {row["scope_repo_id"]: row for row in await cur.fetchall()}
     indexes = store.for_connection(cur.connection)
-    await indexes.fresh_members(resolved)
+    opened = await indexes.fresh_each(cur.connection, resolved)
     return [
-        await ranked.prepared_from(cur, request, repo_id, resolved[repo_id], indexes, alone=False)
+        ranked.prepared_with(
+            request, repo_id, resolved[repo_id], opened[repo_id], indexes.reader(repo_id), False
+        )
         for repo_id in request.repo_ids
     ]
 

@@ -167,19 +167,27 @@ async def prepare(cur, request: SearchRequest, repo_id: int) -> Prepared:
     return await prepared_from(cur, request, repo_id, await _resolve(cur, request, repo_id))
 
 
-async def prepared_from(
-    cur, request: SearchRequest, repo_id: int, resolved: dict, indexes=None, alone: bool = True
-) -> Prepared:
+async def prepared_from(cur, request: SearchRequest, repo_id: int, resolved: dict) -> Prepared:
     """A request resolved for one repository (``ranking.RESOLVE``'s row), its index made
-    fresh (``indexes``: the connection's, when the caller holds them already). ``alone``
-    false: ranked with others (``across.units`` weighs it), so no weights of its own."""
-    normalized = normalized_filters(request, resolved)
-    lexemes = list(resolved["lexemes"])
+    fresh, ranked on its own."""
     searcher = reader = None
-    if lexemes or not request.terms:  # only stop words: nothing can match
-        indexes = indexes or store.for_connection(cur.connection)
+    if resolved["lexemes"] or not request.terms:  # only stop words: nothing can match
+        indexes = store.for_connection(cur.connection)
         searcher = await indexes.fresh(cur.connection, repo_id, resolved)
         reader = indexes.reader(repo_id)
+    return prepared_with(request, repo_id, resolved, searcher, reader)
+
+
+def prepared_with(
+    request: SearchRequest, repo_id: int, resolved: dict, searcher, reader, alone: bool = True
+) -> Prepared:
+    """A request resolved for one repository, over its index's fresh ``searcher``.
+    ``alone`` false: ranked with others (``across.units`` weighs it), so no weights of its
+    own."""
+    normalized = normalized_filters(request, resolved)
+    lexemes = list(resolved["lexemes"])
+    if not (lexemes or not request.terms):  # only stop words: nothing can match
+        searcher = reader = None
     state = (resolved["database_oid"], generations.Marks.of(resolved))
     filters = _filters(request, normalized)
     named = tuple(resolved["named_files"] or ())

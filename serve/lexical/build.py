@@ -78,6 +78,8 @@ class Refreshed:
     documents: int  # documents written
     seconds: float
     generation: int
+    # written into the shared index (a member), not an index of its own
+    shared: bool = False
 
 
 def _signals(conn, repo_id: int, threads: list[int]) -> dict[int, dict[str, set[str]]]:
@@ -200,11 +202,13 @@ def refresh_shared(
 ) -> dict[int, Refreshed | None]:
     """Bring each repository of ``repo_ids`` that belongs in the shared index (``root`` is
     the database's directory) up to the marts, in one commit: a member's threads written
-    since its marks re-read (``full``: all of them); a repository never indexed joins when
-    it has at most ``limit`` live documents (``full``: a member is placed again, and leaves
-    when it has grown past it). None for a repository that has an index of its own, or is
-    given one now (its directory made, under this lock, so every process places it alike):
-    ``refresh`` builds it. ``progress(repo_id, documents)``."""
+    since its marks re-read; a repository never indexed joins when it has at most ``limit``
+    live documents. ``full``: the shared index written anew, every member in slot order
+    and each placed again (one grown past the limit leaves for an index of its own), as a
+    repository's own index is rebuilt: a new generation, nothing deleted left in it. None
+    for a repository that has an index of its own, or is given one now (its directory made,
+    under this lock, so every process places it alike): ``refresh`` builds it.
+    ``progress(repo_id, documents)``."""
     shared_dir = root / SHARED
     done: dict[int, Refreshed | None] = {}
     with Lock(shared_dir), psycopg.connect(conninfo, row_factory=dict_row) as conn:
@@ -212,7 +216,11 @@ def refresh_shared(
         meta = conn.cursor()
         oid = meta.execute(source.DATABASE_OID).fetchone()["database_oid"]
         current = SharedCurrent.read(shared_dir)
-        if current is None or current.database_oid != oid:  # a new generation, no member yet
+        wanted = list(repo_ids)
+        if full or current is None or current.database_oid != oid:  # a new generation
+            kept = current.members if current and current.database_oid == oid and full else {}
+            ordered = sorted(kept, key=lambda r: kept[r].slot)
+            wanted = ordered + [r for r in repo_ids if r not in kept]
             generation = (current.generation + 1) if current else 1
             shutil.rmtree(shared_dir / f"g{generation}", ignore_errors=True)
             (shared_dir / f"g{generation}").mkdir(parents=True)
@@ -220,33 +228,28 @@ def refresh_shared(
             current = SharedCurrent(generation, oid, {}, now, now)
         members = dict(current.members)
         writers = None
-        for repo_id in repo_ids:
+        for repo_id in wanted:
             start = time.perf_counter()
             member = members.get(repo_id)
             own = root / str(repo_id)
-            # placed once; a full rebuild places a member again (one grown past the limit
-            # leaves for an index of its own)
-            if (member is None or full) and (
-                (member is None and own.exists()) or _documents(meta, repo_id, limit) > limit
-            ):
-                if member is not None:
-                    writers = writers or Writers.of(shared_dir / f"g{current.generation}")
-                    writers.delete_member(member.slot)
-                    del members[repo_id]
+            if member is None and (own.exists() or _documents(meta, repo_id, limit) > limit):
                 own.mkdir(parents=True, exist_ok=True)
                 done[repo_id] = None
                 continue
             found = meta.execute(source.MARKS, {"repo_id": repo_id}).fetchone()
             marks = Marks.of(found)
-            if member is not None and member.marks == marks and not full:
-                done[repo_id] = Refreshed(repo_id, "unchanged", 0, 0, 0.0, current.generation)
+            if member is not None and member.marks == marks:
+                done[repo_id] = Refreshed(
+                    repo_id, "unchanged", 0, 0, 0.0, current.generation, shared=True
+                )
                 continue
             writers = writers or Writers.of(shared_dir / f"g{current.generation}")
-            slot = member.slot if member else max((m.slot for m in members.values()), default=0) + 1
-            if member is None or full:
+            if member is None:
+                slot = max((m.slot for m in members.values()), default=0) + 1
                 writers.delete_member(slot)
                 threads, action = None, "built"
             else:
+                slot = member.slot
                 threads, action = _changed(meta, repo_id, member.marks), "refreshed"
                 writers.delete_threads(threads, slot)
             written = _add_rows(
@@ -265,6 +268,7 @@ def refresh_shared(
                 written,
                 time.perf_counter() - start,
                 current.generation,
+                shared=True,
             )
         if writers is not None:
             writers.commit()
@@ -273,7 +277,7 @@ def refresh_shared(
             now = time.time()
             SharedCurrent(current.generation, oid, members, current.built_at, now).write(shared_dir)
             remove_old_generations(shared_dir, current.generation)
-    return done
+    return {r: done.get(r) for r in repo_ids}
 
 
 def _documents(meta, repo_id: int, limit: int) -> int:

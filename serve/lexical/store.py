@@ -147,19 +147,26 @@ class Indexes:
         # results already ranked, keyed on the marks they were read at (results.py)
         self.results = results.Results(results.entries_from_env())
         self._readers: dict[int, Reader] = {}
+        self._members: dict[int, MemberReader] = {}
         self._refreshing: dict[int | str, asyncio.Lock] = {}
         self.shared = Reader(self.root / SHARED, SharedCurrent)
         self.shared_limit = shared_limit()
 
     def reader(self, repo_id: int) -> Reader | MemberReader:
         """The repository's reader: of its own index, or of its place in the shared one (a
-        repository not indexed yet: where it will be, when sharing is on)."""
-        own = self.root / str(repo_id)
-        if repo_id in self._readers or own.exists() or not self.shared_limit:
-            if repo_id not in self._readers:
-                self._readers[repo_id] = Reader(own)
+        repository not indexed yet: where it will be, when sharing is on). A member the
+        shared index last read holds is answered without looking at the disk."""
+        if repo_id in self._readers:
             return self._readers[repo_id]
-        return MemberReader(self.shared, (repo_id,))
+        current = self.shared.current
+        if current is None or repo_id not in current.members:
+            own = self.root / str(repo_id)
+            if own.exists() or not self.shared_limit:
+                self._readers[repo_id] = Reader(own)
+                return self._readers[repo_id]
+        if repo_id not in self._members:
+            self._members[repo_id] = MemberReader(self.shared, (repo_id,))
+        return self._members[repo_id]
 
     def refresh(self, repo_id: int, *, full: bool = False, progress=None) -> build.Refreshed:
         """Bring the repository's index up to the marts now (blocking): its own, or its
@@ -232,22 +239,35 @@ class Indexes:
                 each.repo_id, each.action, each.threads, each.documents, each.seconds,
             )  # fmt: skip
 
-    async def fresh_members(self, rows: dict[int, dict]) -> None:
-        """Before ``fresh`` on each of several repositories (``rows``: each one's
-        ``source.MARKS`` row): the shared index's members behind their marts, or not placed
-        yet, refreshed in one commit rather than one each."""
+    async def fresh_each(self, conn, rows: dict[int, dict]) -> dict[int, object]:
+        """Each repository's searcher, up to the marts (``rows``: each one's
+        ``source.MARKS`` row): the shared index looked at once for all its members, those
+        behind (or not placed yet) refreshed in one commit, not one each; an index of its
+        own as ``fresh`` gives it."""
+        base = self.shared.searcher()
+        current = self.shared.current
+        found: dict[int, object] = {}
         behind = []
         for repo_id, row in rows.items():
-            reader = self.reader(repo_id)
-            if isinstance(reader, MemberReader):
-                reader.searcher()  # current.json read
-                current = reader.current
-                wanted = (row["database_oid"], Marks.of(row))
-                if current is None or (current.database_oid, current.marks) != wanted:
-                    behind.append(repo_id)
+            if not isinstance(self.reader(repo_id), MemberReader):
+                continue
+            member = current.members.get(repo_id) if current else None
+            if (
+                base is None
+                or member is None
+                or current.database_oid != row["database_oid"]
+                or member.marks != Marks.of(row)
+            ):
+                behind.append(repo_id)
+                continue
+            found[repo_id] = View(base, (member.slot,), every=len(current.members) == 1)
         if len(behind) > 1:
             async with self._refreshing.setdefault(SHARED, asyncio.Lock()):
                 await self.refresh_each(behind, self.shared.repo_dir)
+        for repo_id, row in rows.items():
+            if repo_id not in found:
+                found[repo_id] = await self.fresh(conn, repo_id, row)
+        return found
 
     async def fresh(self, conn, repo_id: int, marks: dict | None = None) -> tantivy.Searcher | View:
         """``marks``: the row of ``source.MARKS`` when the caller already read it."""

@@ -68,6 +68,15 @@ def _land_world(landing: worlds.Landing) -> None:
 WORLD_PART = worlds.Part(REPO.full_name, land=_land_world)
 
 
+@pytest.fixture
+def own_index(monkeypatch, tmp_path):
+    """The repository in an index of its own (sharing off, a directory of the test's): BM25
+    by hand is over its documents alone, where the shared index's average length is every
+    member's (test_search_across.py compares the two)."""
+    monkeypatch.setenv("RELORE_SHARED_INDEX_DOCUMENTS", "0")
+    monkeypatch.setenv("RELORE_INDEX_DIR", str(tmp_path / "own"))
+
+
 def _expected_bm25(url: str, lexemes: list[str]) -> dict[str, float]:
     """BM25F by hand over the live documents' stored tsvectors."""
     with psycopg.connect(url) as conn:
@@ -103,7 +112,7 @@ def _expected_bm25(url: str, lexemes: list[str]) -> dict[str, float]:
     return scores
 
 
-def test_a_frequent_term_returns_the_true_top_ten_of_every_match(indexed_world):
+def test_a_frequent_term_returns_the_true_top_ten_of_every_match(indexed_world, own_index):
     page = _search(indexed_world.url, q="timeout", repo=REPO.full_name)
     expected = _expected_bm25(indexed_world.url, ["timeout"])
     assert page["total"] == len(expected) == ISSUES
@@ -114,7 +123,7 @@ def test_a_frequent_term_returns_the_true_top_ten_of_every_match(indexed_world):
     assert {h["number"] for h in page["hits"]} <= set(range(ISSUES - 19, ISSUES + 1))
 
 
-def test_bm25_scores_match_the_hand_computed_definition(indexed_world):
+def test_bm25_scores_match_the_hand_computed_definition(indexed_world, own_index):
     page = _search(indexed_world.url, q="timeout backoff", repo=REPO.full_name)
     expected = _expected_bm25(indexed_world.url, ["timeout", "backoff"])
     assert page["hits"] and not page["widened"]
