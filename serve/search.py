@@ -279,11 +279,6 @@ async def _across(cur, request: SearchRequest, page: dict) -> dict:
     behind = [{"repo": r["repo"], "why": r["behind_reason"]} for r in await cur.fetchall()]
     page["repositories"] = {"searched": len(request.scope), "answered": answered, "behind": behind}
     return page
-    answered: dict[str, int] = {}
-    for hit in page["hits"]:
-        answered[hit["repo"]] = answered.get(hit["repo"], 0) + 1
-    page["repositories"] = {"searched": len(request.scope), "answered": answered}
-    return page
 
 
 async def _answer(cur, request: SearchRequest) -> dict:
