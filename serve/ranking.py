@@ -25,14 +25,23 @@ def _resolve(repo: str) -> str:
     """The caller's words and filters resolved for the repository whose id ``repo`` (an SQL
     expression) is."""
     return f"""
-with normalized as (
+with asked as (
+    -- what does not depend on the repository, once (a search across a hundred repositories
+    -- asks each for its aliases only when there is a path to alias)
     select
-        (select array_agg(distinct a.path)
-         from marts.relore_path_aliases({repo}, array(
-             select n.x
-             from unnest(%(file)s::text[]) as v (raw),
-                  lateral (select marts.relore_path_normal_form(v.raw) as x) as n
-             where n.x is not null)) as a (path)) as files,
+        array(
+            select n.x
+            from unnest(%(file)s::text[]) as v (raw),
+                 lateral (select marts.relore_path_normal_form(v.raw) as x) as n
+            where n.x is not null) as files,
+        array(select p from marts.relore_prose_paths(%(prose)s) as p limit 5) as prose_paths
+),
+normalized as (
+    select
+        case when cardinality(asked.files) > 0 then
+            (select array_agg(distinct a.path)
+             from marts.relore_path_aliases({repo}, asked.files) as a (path))
+        end as files,
         (select array_agg(distinct coalesce(l.normal_form, marts.relore_error_normal_form(v.raw)))
          from unnest(%(error)s::text[]) as v (raw)
          left join lateral marts.relore_error_lines(v.raw) as l on true) as errors,
@@ -41,10 +50,11 @@ with normalized as (
         (select array_agg(distinct coalesce(marts.relore_symbol_form(v.raw), v.raw))
          from unnest(%(symbol)s::text[]) as v (raw)) as symbols,
         -- the files the words name (a path in a description is evidence for a fused page)
-        (select array_agg(distinct a.path)
-         from marts.relore_path_aliases({repo}, array(
-             select p from marts.relore_prose_paths(%(prose)s) as p limit 5)) as a (path))
-            as named_files
+        case when cardinality(asked.prose_paths) > 0 then
+            (select array_agg(distinct a.path)
+             from marts.relore_path_aliases({repo}, asked.prose_paths) as a (path))
+        end as named_files
+    from asked
 )
 select
     array(

@@ -226,8 +226,11 @@ def refresh_shared(
             (shared_dir / f"g{generation}").mkdir(parents=True)
             now = time.time()
             current = SharedCurrent(generation, oid, {}, now, now)
+            # written and flipped to even with no member in it (every one left)
+            writers = Writers.of(shared_dir / f"g{generation}")
+        else:
+            writers = None
         members = dict(current.members)
-        writers = None
         for repo_id in wanted:
             start = time.perf_counter()
             member = members.get(repo_id)
