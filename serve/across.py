@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from relore.serve import page_hits, ranked, ranking
-from relore.serve.lexical import idf, query, store
+from relore.serve.lexical import generations, idf, query, store
 
 if TYPE_CHECKING:
     from relore.serve.search import SearchRequest
@@ -39,10 +39,17 @@ async def prepare_each(cur, request: SearchRequest) -> list[ranked.Prepared]:
     )
     resolved = {row["scope_repo_id"]: row for row in await cur.fetchall()}
     indexes = store.for_connection(cur.connection)
-    opened = await indexes.fresh_each(cur.connection, resolved)
+    marks = {repo_id: generations.Marks.of(row) for repo_id, row in resolved.items()}
+    opened = await indexes.fresh_each(cur.connection, resolved, marks)
     return [
         ranked.prepared_with(
-            request, repo_id, resolved[repo_id], opened[repo_id], indexes.reader(repo_id), False
+            request,
+            repo_id,
+            resolved[repo_id],
+            opened[repo_id],
+            indexes.reader(repo_id),
+            alone=False,
+            marks=marks[repo_id],
         )
         for repo_id in request.repo_ids
     ]
@@ -107,14 +114,16 @@ def answers(prepared: ranked.Prepared) -> bool:
 def _normalized(prepared: list[ranked.Prepared]) -> dict:
     """Each signal filtered on, as the repositories' indexes compare it (a path's aliases are
     a repository's own): every repository's values, once each."""
-    merged: dict = {}
+    merged: dict[str, dict | None] = {}
     for each in prepared:
         for key, values in each.normalized.items():
             if values is None:
                 merged.setdefault(key, None)
             else:
-                merged[key] = list(dict.fromkeys([*(merged.get(key) or []), *values]))
-    return merged
+                held = merged.get(key) or {}
+                held.update(dict.fromkeys(values))
+                merged[key] = held
+    return {key: None if held is None else list(held) for key, held in merged.items()}
 
 
 def chunks(items: list, parts: int) -> list[list]:

@@ -179,16 +179,22 @@ async def prepared_from(cur, request: SearchRequest, repo_id: int, resolved: dic
 
 
 def prepared_with(
-    request: SearchRequest, repo_id: int, resolved: dict, searcher, reader, alone: bool = True
+    request: SearchRequest,
+    repo_id: int,
+    resolved: dict,
+    searcher,
+    reader,
+    alone: bool = True,
+    marks: generations.Marks | None = None,
 ) -> Prepared:
     """A request resolved for one repository, over its index's fresh ``searcher``.
     ``alone`` false: ranked with others (``across.units`` weighs it), so no weights of its
-    own."""
+    own; ``marks``: the row's, when the caller has them already."""
     normalized = normalized_filters(request, resolved)
     lexemes = list(resolved["lexemes"])
     if not (lexemes or not request.terms):  # only stop words: nothing can match
         searcher = reader = None
-    state = (resolved["database_oid"], generations.Marks.of(resolved))
+    state = (resolved["database_oid"], marks or generations.Marks.of(resolved))
     filters = _filters(request, normalized)
     named = tuple(resolved["named_files"] or ())
     prepared = Prepared(
