@@ -125,8 +125,10 @@ async def _walks(prepared: list, asked: tuple) -> tuple[list, list[tuple]]:
     share, files, thread_share = asked
     if len(prepared) > 1:
         prepared = across.units(prepared)
-    if thread_share is not None and (len(prepared) > 1 or shared.partial(prepared[0].threads)):
-        across.thread_weights(prepared)  # one idf over every index's threads (a member's own)
+    # one idf over every index's threads; a member alone, its own (its threads' view is held
+    # to it as its documents' is)
+    if thread_share is not None and (len(prepared) > 1 or shared.partial(prepared[0].searcher)):
+        across.thread_weights(prepared)
     if len(prepared) == 1:
         each = prepared[0]
         named = each.named_files if files and each.named_files else None

@@ -124,6 +124,7 @@ class _Prepared:
 
     named_files = ()
     lexemes = ("cache", "decoder", "checkpointing")
+    searcher = None  # an index of its own (not a view of the shared one)
 
 
 def _stub_word_legs(monkeypatch, started=None) -> list:
