@@ -167,11 +167,16 @@ async def prepare(cur, request: SearchRequest, repo_id: int) -> Prepared:
     return await prepared_from(cur, request, repo_id, await _resolve(cur, request, repo_id))
 
 
+def can_match(request: SearchRequest, resolved: dict) -> bool:
+    """False when the words are only stop words (no lexeme): nothing can match them."""
+    return bool(resolved["lexemes"]) or not request.terms
+
+
 async def prepared_from(cur, request: SearchRequest, repo_id: int, resolved: dict) -> Prepared:
     """A request resolved for one repository (``ranking.RESOLVE``'s row), its index made
     fresh, ranked on its own."""
     searcher = reader = None
-    if resolved["lexemes"] or not request.terms:  # only stop words: nothing can match
+    if can_match(request, resolved):
         indexes = store.for_connection(cur.connection)
         searcher = await indexes.fresh(cur.connection, repo_id, resolved)
         reader = indexes.reader(repo_id)
@@ -192,7 +197,7 @@ def prepared_with(
     own; ``marks``: the row's, when the caller has them already."""
     normalized = normalized_filters(request, resolved)
     lexemes = list(resolved["lexemes"])
-    if not (lexemes or not request.terms):  # only stop words: nothing can match
+    if not can_match(request, resolved):
         searcher = reader = None
     state = (resolved["database_oid"], marks or generations.Marks.of(resolved))
     filters = _filters(request, normalized)

@@ -38,12 +38,12 @@ class Warming:
         self.task: asyncio.Task | None = None
         self.failure: str | None = None
 
-    def start(self, pool: AsyncConnectionPool, indexes: store.Indexes, repo_ids: list[int]):
+    def start(self, indexes: store.Indexes, repo_ids: list[int]):
         if self.task is not None and not self.task.done():
             return  # the running one reads every repository's state again next probe
-        self.task = asyncio.create_task(self._run(pool, indexes, repo_ids))
+        self.task = asyncio.create_task(self._run(indexes, repo_ids))
 
-    async def _run(self, pool, indexes: store.Indexes, repo_ids: list[int]) -> None:
+    async def _run(self, indexes: store.Indexes, repo_ids: list[int]) -> None:
         # every repository at once: the shared index's members in one commit, not one each
         try:
             await indexes.refresh_each(repo_ids, indexes.root)
@@ -70,7 +70,7 @@ async def check(pool: AsyncConnectionPool, warming: Warming) -> dict:
         states = {repo_id: (await indexes.state(conn, repo_id))["state"] for repo_id in held}
     stale = [repo_id for repo_id, state in states.items() if state != "current"]
     if stale:
-        warming.start(pool, indexes, stale)
+        warming.start(indexes, stale)
     counts = Counter(states.values())
     missing = counts["not built"]
     if missing:

@@ -105,7 +105,9 @@ class MemberReader:
         self.repo_ids = repo_ids
         self.repo_dir = shared.repo_dir
 
-    def _view(self, searcher) -> View | None:
+    def view(self, searcher) -> View | None:
+        """``searcher`` (the shared index's, as last opened) held to these members (None:
+        one of them is not a member of the generation last opened)."""
         current = self.shared.current
         if searcher is None or current is None:
             return None
@@ -115,10 +117,10 @@ class MemberReader:
         return View(searcher, slots, every=len(slots) == len(current.members))
 
     def searcher(self) -> View | None:
-        return self._view(self.shared.searcher())
+        return self.view(self.shared.searcher())
 
     def thread_searcher(self) -> View | None:
-        return self._view(self.shared.thread_searcher())
+        return self.view(self.shared.thread_searcher())
 
     def repositories(self) -> dict[int, int]:
         """Each member's slot -> its repository (of the generation last opened)."""
@@ -247,26 +249,24 @@ class Indexes:
         self, conn, rows: dict[int, dict], marks: dict[int, Marks]
     ) -> dict[int, object]:
         """Each repository's searcher, up to the marts (``rows``: each one's
-        ``source.MARKS`` row, ``marks``: its marks as ``Marks``): the shared index looked at once for all its members, those
-        behind (or not placed yet) refreshed in one commit, not one each; an index of its
-        own as ``fresh`` gives it."""
+        ``source.MARKS`` row; ``marks``: its marks as ``Marks``): the shared index looked at
+        once for all its members, those behind (or not placed yet) refreshed in one commit,
+        not one each; an index of its own as ``fresh`` gives it."""
         base = self.shared.searcher()
-        current = self.shared.current
         found: dict[int, object] = {}
         behind = []
         for repo_id, row in rows.items():
-            if not isinstance(self.reader(repo_id), MemberReader):
+            reader = self.reader(repo_id)
+            if not isinstance(reader, MemberReader):
                 continue
-            member = current.members.get(repo_id) if current else None
-            if (
-                base is None
-                or member is None
-                or current.database_oid != row["database_oid"]
-                or member.marks != marks[repo_id]
+            current, view = reader.current, reader.view(base)
+            if view is None or (current.database_oid, current.marks) != (
+                row["database_oid"],
+                marks[repo_id],
             ):
                 behind.append(repo_id)
                 continue
-            found[repo_id] = View(base, (member.slot,), every=len(current.members) == 1)
+            found[repo_id] = view
         if len(behind) > 1:
             async with self._refreshing.setdefault(SHARED, asyncio.Lock()):
                 await self.refresh_each(behind, self.shared.repo_dir)

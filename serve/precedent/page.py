@@ -15,7 +15,7 @@ from relore.contract import stamps
 from relore.contract.envelope import quote
 from relore.contract.limits import MAX_PRECEDENT
 from relore.serve import notices, ranking, repos
-from relore.serve.lexical import query, store
+from relore.serve.lexical import idf, query, store
 from relore.serve.page_hits import snippet
 from relore.serve.precedent import rank, read
 from relore.serve.precedent.request import TIERS, PrecedentRequest
@@ -32,9 +32,12 @@ async def _walk(searcher, threads, asked: dict, legs: rank.Legs) -> None:
     """The index's legs side by side in worker threads (tantivy releases the GIL): the words
     of merged pull requests and of the others, whole threads, and the named files."""
     lexemes = asked["lexemes"]
+    # a member of the shared index is scored by its own idf: its weights asked once for the
+    # two states' words (a count search a lexeme)
+    weights = await asyncio.to_thread(idf.own, searcher, lexemes)
     capped = await asyncio.gather(
         *(
-            asyncio.to_thread(rank.words, searcher, lexemes, TIERS, state, legs)
+            asyncio.to_thread(rank.words, searcher, lexemes, TIERS, state, legs, weights=weights)
             for state in ("merged", "closed")
         ),
         asyncio.to_thread(rank.threads, threads, lexemes, legs),

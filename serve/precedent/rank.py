@@ -81,15 +81,21 @@ def _unmerged(closed: Query) -> Query:
 
 
 def words(
-    searcher: tantivy.Searcher, lexemes: list[str], tiers: tuple[str, ...], state: str, legs: Legs
+    searcher: tantivy.Searcher,
+    lexemes: list[str],
+    tiers: tuple[str, ...],
+    state: str,
+    legs: Legs,
+    weights: dict[str, float] | None = None,
 ) -> bool:
     """The words leg of one state into ``legs.words``: ``merged``, or ``closed`` (closed
-    without merging); whether more documents matched than were ranked. Blocking: run it in a
-    worker thread (the two states side by side: they write different threads)."""
+    without merging); whether more documents matched than were ranked; ``weights``: a
+    shared index member's own idf (``idf.own``). Blocking: run it in a worker thread (the
+    two states side by side: they write different threads)."""
     if not lexemes:
         return False
     filters = query.Filters(tiers, state=state, kind="pr")
-    asked = query.build(searcher, lexemes, 1, filters, idf.own(searcher, lexemes))
+    asked = query.build(searcher, lexemes, 1, filters, weights)
     if state == "closed":
         asked = _unmerged(asked)
     walk = query.ranked_threads(searcher, asked, DOCUMENTS, documents=DOCUMENTS)

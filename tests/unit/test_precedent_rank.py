@@ -70,7 +70,9 @@ def test_a_capped_words_walk_of_either_state_goes_unsaid(monkeypatch):
     asked = {"lexemes": ["cache"], "files": [], "symbols": []}
     for capped_state in ("merged", "closed"):
         monkeypatch.setattr(
-            rank, "words", lambda s, lex, tiers, state, legs, c=capped_state: state == c
+            rank,
+            "words",
+            lambda s, lex, tiers, state, legs, weights=None, c=capped_state: state == c,
         )
         monkeypatch.setattr(rank, "threads", lambda s, lex, legs: False)
         monkeypatch.setattr(rank, "evidence", lambda s, f, sy, tiers, legs: False)
